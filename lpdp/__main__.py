@@ -1,0 +1,5 @@
+import sys
+
+from lpdp.cli import main
+
+sys.exit(main())

@@ -1,0 +1,86 @@
+"""Shared CLI plumbing: output options, parsing of ``EPS,DELTA`` pairs, and result emission."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lpdp._version import __version__
+from lpdp.errors import ParameterError
+
+PLOT_SUFFIXES = (".png", ".svg", ".pdf")
+EXPORT_SUFFIXES = (".json", ".geojson", ".csv", ".wkt")
+
+
+def add_output_options(parser: argparse.ArgumentParser) -> None:
+    """``--json``, ``--plot FILE`` and ``--export FILE`` (every command has them)."""
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of a summary")
+    parser.add_argument("--plot", metavar="FILE", help="write a figure (.png, .svg or .pdf)")
+    parser.add_argument("--export", metavar="FILE",
+                        help="write the result as plain data (.json, .geojson, .csv or .wkt)")
+
+
+def parse_pair(text: str, option: str) -> tuple[float, float]:
+    """Parse ``EPS,DELTA`` (the value of ``option``) into two floats; ranges are checked by the library."""
+    parts = text.split(",")
+    if len(parts) != 2:
+        raise ParameterError(f"{option} {text!r}: expected EPS,DELTA (two numbers separated by a comma)")
+    try:
+        return float(parts[0]), float(parts[1])
+    except ValueError:
+        raise ParameterError(f"{option} {text!r}: EPS and DELTA must be numbers") from None
+
+
+def jsonable(value: Any) -> Any:
+    """Plain JSON data: floats stay floats, inf/NaN become strings, numpy values become Python ones."""
+    if isinstance(value, Mapping):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if hasattr(value, "tolist"):
+        return jsonable(value.tolist())
+    if isinstance(value, float) and not math.isfinite(value):
+        return "inf" if value > 0 else ("-inf" if value < 0 else "nan")
+    return value
+
+
+@dataclass
+class Result:
+    """What a command produced: a summary, a JSON payload, and optionally regions and a plot."""
+
+    summary: str
+    payload: dict[str, Any]
+    regions: Mapping[str, Any] = field(default_factory=dict)
+    plot: Callable[[Any], None] | None = None
+    table: Sequence[Mapping[str, Any]] | None = None
+
+
+def emit(args: argparse.Namespace, result: Result) -> int:
+    """Print the summary or the JSON, then write ``--plot`` and ``--export`` files."""
+    from lpdp import export
+
+    plot_path = Path(args.plot) if getattr(args, "plot", None) else None
+    export_path = Path(args.export) if getattr(args, "export", None) else None
+    if plot_path is not None and plot_path.suffix.lower() not in PLOT_SUFFIXES:
+        raise ParameterError(f"--plot {args.plot!r}: the file must end in one of {PLOT_SUFFIXES}")
+    if export_path is not None and export_path.suffix.lower() not in EXPORT_SUFFIXES:
+        raise ParameterError(f"--export {args.export!r}: the file must end in one of {EXPORT_SUFFIXES}")
+    payload = {**result.payload, "lpdp_version": __version__}
+    if args.json:
+        print(json.dumps(jsonable(payload)))
+    else:
+        print(result.summary)
+    if plot_path is not None:
+        if result.plot is None:
+            raise ParameterError("--plot: this command has nothing to plot")
+        from lpdp.plot import save_figure
+
+        save_figure(result.plot, plot_path)
+    if export_path is not None:
+        export.write(export_path, payload=payload, regions=result.regions, table=result.table)
+    return 0

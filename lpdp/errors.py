@@ -1,0 +1,35 @@
+"""The lpdp error hierarchy.
+
+Every error a user can cause is an :class:`LpdpError`; the CLI turns it into one line on stderr and exit
+status 2. Messages name the parameter, its value and the valid range.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "LpdpError",
+    "ParameterError",
+    "SolverError",
+    "BudgetExhaustedError",
+    "ScenarioError",
+]
+
+
+class LpdpError(Exception):
+    """Base class of every error raised by lpdp."""
+
+
+class ParameterError(LpdpError, ValueError):
+    """A parameter is outside its valid range (the message names it, its value and the range)."""
+
+
+class SolverError(LpdpError, RuntimeError):
+    """A solver did not return a verified optimal answer (status or residual check failed)."""
+
+
+class BudgetExhaustedError(LpdpError, RuntimeError):
+    """A privacy filter has halted: no further release is allowed."""
+
+
+class ScenarioError(LpdpError, ValueError):
+    """A scenario file is malformed (the message names the file, the key and the problem)."""

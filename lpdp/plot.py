@@ -1,0 +1,102 @@
+"""Plots in the style of the paper's figures. matplotlib is imported lazily.
+
+Functions take ``ax=None`` (a new figure is made) and return the artists they drew.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+
+def _pyplot():
+    import matplotlib
+
+    if matplotlib.get_backend().lower() not in ("agg", "svg", "pdf") and not _interactive():
+        matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _interactive() -> bool:
+    import sys
+
+    return hasattr(sys, "ps1") or "ipykernel" in sys.modules
+
+
+def _axes(ax: Any) -> Any:
+    if ax is not None:
+        return ax
+    return _pyplot().subplots(figsize=(6, 6))[1]
+
+
+def regions(items: Sequence[Any], labels: Sequence[str] | None = None, ax: Any = None, *,
+            fill: bool = False, styles: Sequence[dict[str, Any]] | None = None) -> list[Any]:
+    """Draw privacy regions in the (type I, type II) error plane, as the paper's figures do.
+
+    Parameters
+    ----------
+    items : sequence of PrivacyRegion
+        Regions to draw (their lower boundaries, and optionally their fill).
+    labels : sequence of str, optional
+        Legend labels, one per region.
+    ax : matplotlib Axes, optional
+        Where to draw; a new figure is made when omitted.
+    fill : bool
+        Shade each region lightly.
+    styles : sequence of dict, optional
+        Extra keyword arguments for each line (colour, linestyle, ...).
+
+    Returns
+    -------
+    list
+        The matplotlib artists drawn.
+
+    Examples
+    --------
+    >>> import lpdp
+    >>> from lpdp import plot
+    >>> artists = plot.regions([lpdp.PrivacyRegion.from_dp(1.0, 0.0)], labels=["R(1, 0)"])
+    """
+    ax = _axes(ax)
+    artists = [ax.plot([0, 1], [1, 0], color="0.6", lw=0.8, ls=":", label="_diagonal")[0]]
+    for i, region in enumerate(items):
+        label = labels[i] if labels is not None else f"region {i + 1}"
+        style = dict(styles[i]) if styles is not None else {}
+        xs, ys = region.boundary().T
+        (line,) = ax.plot(xs, ys, label=label, **style)
+        artists.append(line)
+        if fill:
+            vx, vy = region.vertices.T
+            artists.append(ax.fill(vx, vy, alpha=0.12, color=line.get_color(), label="_fill")[0])
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_aspect("equal")
+    ax.set_xlabel("type I error  $\\beta_I$")
+    ax.set_ylabel("type II error  $\\beta_{II}$")
+    ax.legend(loc="upper right", fontsize="small")
+    ax.grid(True, lw=0.3, alpha=0.5)
+    return artists
+
+
+def save_figure(draw: Callable[[Any], None], path: str | Path, *,
+                figsize: tuple[float, float] = (6.0, 6.0), title: str | None = None) -> Path:
+    """Make a figure, let ``draw(ax_or_fig)`` fill it, and save it to ``path`` (PNG, SVG or PDF).
+
+    ``draw`` receives an Axes; a callback that wants several panels can use ``ax.figure``, clear it and
+    add its own subplots.
+    """
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=figsize)
+    try:
+        draw(ax)
+        if title:
+            fig.suptitle(title)
+        fig.tight_layout()
+        path = Path(path)
+        fig.savefig(path, dpi=120)
+    finally:
+        plt.close(fig)
+    return path
