@@ -8,9 +8,13 @@ from lpdp.errors import (
     ScenarioError,
     SolverError,
 )
+from lpdp.mixture import mix
+from lpdp.region import PrivacyRegion
 
 __all__ = [
     "__version__",
+    "PrivacyRegion",
+    "mix",
     "LpdpError",
     "ParameterError",
     "SolverError",

@@ -1,0 +1,565 @@
+"""`PrivacyRegion`: the exact privacy region of a finite dominating pair (spec composition.md §1).
+
+A region is the set ``{(bI, bII) : f(bI) <= bII <= 1 - bI}`` of a trade-off function ``f``. Everything lpdp
+builds from (ε, δ) constraints is a convex polygon, and every such polygon is the region of a finite
+*dominating pair*: each edge of the lower boundary is one outcome with mass ``p`` under the first
+distribution (``P = M(x)``) and ``q`` under the second (``Q = M(x')``) and privacy loss
+``L = log(p / q)``. Edges are stored in log space, sorted by loss (steepest edge, largest loss, first):
+
+* edge vector ``(q_j, -p_j)``; the boundary starts at ``(0, 1 - p_inf)`` where ``p_inf`` is the mass of
+  the outcomes with ``q = 0`` (loss ``+inf``, the vertical edge) and ends at ``(1 - q_ninf, 0)`` where
+  ``q_ninf`` is the mass of outcomes with ``p = 0`` (loss ``-inf``);
+* tight δ: ``δ(ε) = p_inf + Σ_{L_j > ε} p_j (1 - e^{ε - L_j})``, a sum of positive terms (no cancellation).
+
+With this orientation ``δ(ε)`` is the hockey-stick divergence ``H_{e^ε}(P || Q)`` of the pair, and equals
+the support function ``max_{(bI, bII) in F} (1 - bII - e^ε bI)`` of the region (design.md, "One object,
+three faces").
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from lpdp._numerics import MASS_SUM_RTOL, MEMBERSHIP_TOL, log1mexp, logsumexp
+from lpdp._validate import check_delta, check_epsilon
+from lpdp.errors import ParameterError
+
+__all__ = ["PrivacyRegion"]
+
+_NEG_INF = -math.inf
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    a = np.ascontiguousarray(a, dtype=float)
+    a.setflags(write=False)
+    return a
+
+
+class PrivacyRegion:
+    """The privacy region of a finite dominating pair, kept as exact log-space edges.
+
+    Build it with :meth:`from_dp`, :meth:`from_constraints`, :meth:`from_pair`, :meth:`from_vertices` or
+    :meth:`from_log_masses`; it is immutable.
+
+    Examples
+    --------
+    >>> from lpdp import PrivacyRegion
+    >>> r = PrivacyRegion.from_constraints([(1.3, 0.0), (0.5, 0.2)])
+    >>> [(round(e, 4), round(d, 4)) for e, d in r.profile()]
+    [(0.5, 0.2), (1.3, 0.0)]
+    >>> round(float(r.delta(1.0)), 6)
+    0.094133
+    >>> PrivacyRegion.from_dp(1.3, 0.0).contains(r)
+    True
+    """
+
+    __slots__ = ("_loss", "_log_p", "_log_q", "_log_p_inf", "_log_q_ninf", "__weakref__")
+
+    _loss: np.ndarray
+    _log_p: np.ndarray
+    _log_q: np.ndarray
+    _log_p_inf: float
+    _log_q_ninf: float
+
+    # ------------------------------------------------------------------ construction
+    def __init__(self, loss: np.ndarray, log_p: np.ndarray, log_q: np.ndarray,
+                 log_p_inf: float, log_q_ninf: float) -> None:
+        # Private: use the from_* constructors, which validate and normalise.
+        object.__setattr__(self, "_loss", _readonly(loss))
+        object.__setattr__(self, "_log_p", _readonly(log_p))
+        object.__setattr__(self, "_log_q", _readonly(log_q))
+        object.__setattr__(self, "_log_p_inf", float(log_p_inf))
+        object.__setattr__(self, "_log_q_ninf", float(log_q_ninf))
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"PrivacyRegion is immutable (cannot set {name!r})")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"PrivacyRegion is immutable (cannot delete {name!r})")
+
+    @classmethod
+    def from_log_masses(cls, loss: Iterable[float], log_p: Iterable[float],
+                        log_q: Iterable[float] | None = None, *, log_p_inf: float = _NEG_INF,
+                        log_q_ninf: float = _NEG_INF, check_total: bool = True) -> PrivacyRegion:
+        """Region of a dominating pair given as finite losses and log masses.
+
+        Parameters
+        ----------
+        loss : array_like
+            Finite privacy losses ``L_j = log(p_j / q_j)``. Atoms with exactly equal losses are merged
+            (give equal losses for equal keys, e.g. computed from integer count vectors).
+        log_p, log_q : array_like
+            Natural logs of the masses under P and Q. ``log_q`` defaults to ``log_p - loss``.
+        log_p_inf : float
+            Log of the P-mass of outcomes with ``q = 0`` (loss ``+inf``).
+        log_q_ninf : float
+            Log of the Q-mass of outcomes with ``p = 0`` (loss ``-inf``).
+        check_total : bool
+            Require both distributions to sum to one (relative tolerance 1e-9).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from lpdp import PrivacyRegion
+        >>> e = 1.0
+        >>> lp = np.log([np.e / (1 + np.e), 1 / (1 + np.e)])
+        >>> r = PrivacyRegion.from_log_masses([e, -e], lp)
+        >>> round(float(r.delta(0.0)), 6)
+        0.462117
+        """
+        L = np.asarray(list(loss) if not isinstance(loss, np.ndarray) else loss, dtype=float)
+        lp = np.asarray(list(log_p) if not isinstance(log_p, np.ndarray) else log_p, dtype=float)
+        if L.shape != lp.shape or L.ndim != 1:
+            raise ParameterError(f"loss and log_p must be 1-D of equal length (got {L.shape} and "
+                                 f"{lp.shape})")
+        lq = lp - L if log_q is None else np.asarray(
+            list(log_q) if not isinstance(log_q, np.ndarray) else log_q, dtype=float)
+        if lq.shape != L.shape:
+            raise ParameterError(f"log_q must have the shape of loss {L.shape} (got {lq.shape})")
+        if not np.all(np.isfinite(L)):
+            raise ParameterError("loss: every finite atom needs a finite loss; put q = 0 outcomes in "
+                                 "log_p_inf and p = 0 outcomes in log_q_ninf")
+        if np.any(np.isnan(lp)) or np.any(np.isnan(lq)) or np.any(lp > 1e-12) or np.any(lq > 1e-12):
+            raise ParameterError("log_p, log_q: log masses must be <= 0 and not NaN")
+        keep = np.isfinite(lp) & np.isfinite(lq)
+        L, lp, lq = L[keep], lp[keep], lq[keep]
+        order = np.argsort(-L, kind="stable")
+        L, lp, lq = L[order], lp[order], lq[order]
+        if L.size > 1:
+            starts = np.flatnonzero(np.concatenate(([True], np.diff(L) != 0)))
+            if starts.size < L.size:
+                lp = _log_reduce(lp, starts)
+                lq = _log_reduce(lq, starts)
+                L = L[starts]
+        if check_total:
+            tp = np.logaddexp(logsumexp(lp), log_p_inf)
+            tq = np.logaddexp(logsumexp(lq), log_q_ninf)
+            for name, t in (("P", tp), ("Q", tq)):
+                if not abs(math.expm1(t)) <= MASS_SUM_RTOL:
+                    raise ParameterError(f"masses under {name} sum to {math.exp(t)!r}: must sum to 1")
+        return cls(L, lp, lq, log_p_inf, log_q_ninf)
+
+    @classmethod
+    def from_pair(cls, p: Sequence[float], q: Sequence[float], *, log: bool = False) -> PrivacyRegion:
+        """Region of the pair (P, Q) on a finite outcome set: ``δ(ε) = Σ_j max(0, p_j - e^ε q_j)``.
+
+        Parameters
+        ----------
+        p, q : sequence of float
+            Masses of each outcome under P = M(x) and Q = M(x') (or their logs with ``log=True``).
+
+        Examples
+        --------
+        >>> from lpdp import PrivacyRegion
+        >>> r = PrivacyRegion.from_pair([0.1, 0.6, 0.3, 0.0], [0.0, 0.3, 0.6, 0.1])
+        >>> round(float(r.delta(0.0)), 6)
+        0.4
+        """
+        lp = np.asarray(p, dtype=float)
+        lq = np.asarray(q, dtype=float)
+        if lp.shape != lq.shape or lp.ndim != 1 or lp.size == 0:
+            raise ParameterError(f"p and q must be non-empty 1-D sequences of equal length "
+                                 f"(got shapes {lp.shape} and {lq.shape})")
+        if not log:
+            for name, a in (("p", lp), ("q", lq)):
+                bad = np.flatnonzero(~((a >= 0) & (a <= 1)))
+                if bad.size:
+                    i = int(bad[0])
+                    raise ParameterError(f"{name}[{i}]={a[i]!r}: masses must be in [0, 1]")
+            with np.errstate(divide="ignore"):
+                lp, lq = np.log(lp), np.log(lq)
+        p_zero, q_zero = lp == _NEG_INF, lq == _NEG_INF
+        finite = ~p_zero & ~q_zero
+        return cls.from_log_masses(
+            lp[finite] - lq[finite], lp[finite], lq[finite],
+            log_p_inf=logsumexp(lp[q_zero & ~p_zero]),
+            log_q_ninf=logsumexp(lq[p_zero & ~q_zero]),
+        )
+
+    @classmethod
+    def from_dp(cls, epsilon: float, delta: float) -> PrivacyRegion:
+        """``R(ε, δ)``, the region of ``f_{ε,δ}`` (spec §1); ``R(0, 1)`` is the full triangle.
+
+        Its dominating pair is the (ε, δ) randomised response: P = [δ, (1-δ)e^ε/(1+e^ε),
+        (1-δ)/(1+e^ε), 0] and Q its mirror.
+
+        Examples
+        --------
+        >>> from lpdp import PrivacyRegion
+        >>> PrivacyRegion.from_dp(0.0, 1.0).area()
+        0.5
+        """
+        eps = check_epsilon(epsilon, "epsilon")
+        dlt = check_delta(delta, "delta")
+        log_p_inf = math.log(dlt) if dlt > 0 else _NEG_INF
+        if dlt == 1.0:
+            return cls(np.empty(0), np.empty(0), np.empty(0), 0.0, 0.0)
+        log_rest = math.log1p(-dlt)
+        hi = log_rest + eps - float(np.logaddexp(0.0, eps))   # (1-δ) e^ε / (1+e^ε)
+        lo = log_rest - float(np.logaddexp(0.0, eps))         # (1-δ) / (1+e^ε)
+        if eps == 0.0:
+            return cls(np.array([0.0]), np.array([log_rest]), np.array([log_rest]),
+                       log_p_inf, log_p_inf)
+        return cls(np.array([eps, -eps]), np.array([hi, lo]), np.array([lo, hi]),
+                   log_p_inf, log_p_inf)
+
+    @classmethod
+    def from_constraints(cls, constraints: Iterable[tuple[float, float]]) -> PrivacyRegion:
+        """``∩_i R(ε_i, δ_i)``: a mechanism that satisfies every constraint at once (spec §1).
+
+        Examples
+        --------
+        >>> from lpdp import PrivacyRegion
+        >>> r = PrivacyRegion.from_constraints([(1.0, 1e-6), (0.3, 1e-3)])
+        >>> [(e, float(f"{d:.3g}")) for e, d in r.profile()]
+        [(0.3, 0.001), (1.0, 1e-06)]
+        """
+        pairs = list(constraints)
+        if not pairs:
+            raise ParameterError("constraints=[]: at least one (epsilon, delta) pair is needed")
+        losses, ds = [], []
+        for i, pair in enumerate(pairs):
+            try:
+                e, d = pair
+            except (TypeError, ValueError):
+                raise ParameterError(f"constraints[{i}]={pair!r}: must be an (epsilon, delta) pair")\
+                    from None
+            e = check_epsilon(e, f"constraints[{i}].epsilon")
+            d = check_delta(d, f"constraints[{i}].delta")
+            # f_{ε,δ} is the max of the lines 1-δ-e^ε t and e^{-ε}(1-δ-t); write each as 1-d-e^L t.
+            losses += [e, -e]
+            ds += [d, -math.expm1(-e) + math.exp(-e) * d]
+        return cls._from_lines(np.array(losses), np.array(ds))
+
+    @classmethod
+    def from_vertices(cls, points: Iterable[Sequence[float]]) -> PrivacyRegion:
+        """The smallest region (convex, containing the diagonal) that holds the given points.
+
+        Points are (type I, type II) error pairs in the triangle ``bI + bII <= 1``; the lower convex hull
+        of the points, ``(0, 1)`` and ``(1, 0)`` becomes the boundary.
+
+        Examples
+        --------
+        >>> from lpdp import PrivacyRegion
+        >>> r = PrivacyRegion.from_vertices([(0.0, 0.9), (0.2, 0.2), (0.9, 0.0)])
+        >>> round(float(r.tradeoff(0.2)), 12)
+        0.2
+        """
+        pts = np.asarray(list(points), dtype=float)
+        if pts.ndim != 2 or pts.shape[1] != 2:
+            raise ParameterError(f"points: expected (bI, bII) pairs, got an array of shape {pts.shape}")
+        for i, (x, y) in enumerate(pts):
+            if not (0 <= x <= 1 and 0 <= y <= 1 and x + y <= 1 + 1e-12):
+                raise ParameterError(f"points[{i}]=({x!r}, {y!r}): must satisfy 0 <= bI, 0 <= bII, "
+                                     f"bI + bII <= 1")
+        pts = np.vstack([pts, [[0.0, 1.0], [1.0, 0.0]]])
+        hull = _lower_hull(pts)
+        dx, dy = np.diff(hull[:, 0]), -np.diff(hull[:, 1])
+        vertical, horizontal = dx == 0, dy == 0
+        finite = ~vertical & ~horizontal
+        with np.errstate(divide="ignore"):
+            lq, lp = np.log(dx[finite]), np.log(dy[finite])
+        return cls.from_log_masses(
+            lp - lq, lp, lq,
+            log_p_inf=math.log(dy[vertical].sum()) if dy[vertical].sum() > 0 else _NEG_INF,
+            log_q_ninf=math.log(dx[horizontal].sum()) if dx[horizontal].sum() > 0 else _NEG_INF,
+            check_total=False,
+        )
+
+    @classmethod
+    def _from_lines(cls, losses: np.ndarray, ds: np.ndarray) -> PrivacyRegion:
+        """Region under ``max(0, max_k (1 - d_k - e^{L_k} t))``: the exact upper envelope of lines.
+
+        Line k has slope ``-e^{L_k}`` and value ``1 - d_k`` at 0, so the envelope's edges keep the exact
+        losses ``L_k``; only the breakpoints ``t = (d_k - d_j) / (e^{L_j} - e^{L_k})`` are rounded.
+        """
+        order = np.lexsort((ds, -losses))          # steepest first, then smallest d
+        L, d = losses[order], ds[order]
+        first = np.concatenate(([True], np.diff(L) != 0))
+        L, d = L[first], d[first]
+        slope = np.exp(L)
+        # Upper envelope over t >= 0 of y = 1 - d - s t, plus the line y = 0 (s = 0, d = 1).
+        L = np.append(L, _NEG_INF)
+        slope = np.append(slope, 0.0)
+        d = np.append(d, 1.0)
+        stack: list[int] = []
+        starts: list[float] = []
+        for k in range(L.size):
+            while stack:
+                j = stack[-1]
+                t = (d[k] - d[j]) / (slope[j] - slope[k])   # where line k overtakes line j
+                if t <= starts[-1]:
+                    stack.pop()
+                    starts.pop()
+                else:
+                    break
+            if not stack:
+                # First line: it is active from t = 0 if it is the best there, i.e. smallest d so far.
+                stack.append(k)
+                starts.append(0.0)
+                continue
+            stack.append(k)
+            starts.append(t)
+        idx = np.array(stack)
+        start = np.array(starts)
+        end = np.append(start[1:], math.inf)
+        first_d = d[idx[0]]
+        seg_L, seg_q = L[idx[:-1]], (end - start)[:-1]
+        keep = seg_q > 0
+        seg_L, seg_q = seg_L[keep], seg_q[keep]
+        lq = np.log(seg_q)
+        t_end = start[-1]
+        return cls.from_log_masses(
+            seg_L, seg_L + lq, lq,
+            log_p_inf=math.log(first_d) if first_d > 0 else _NEG_INF,
+            log_q_ninf=math.log1p(-t_end) if t_end < 1 else _NEG_INF,
+            check_total=False,
+        )
+
+    # ------------------------------------------------------------------ exact face
+    @property
+    def losses(self) -> np.ndarray:
+        """Finite privacy losses of the edges, largest (steepest edge) first."""
+        return self._loss
+
+    @property
+    def log_p(self) -> np.ndarray:
+        """Log P-masses of the finite edges (aligned with :attr:`losses`)."""
+        return self._log_p
+
+    @property
+    def log_q(self) -> np.ndarray:
+        """Log Q-masses of the finite edges (aligned with :attr:`losses`)."""
+        return self._log_q
+
+    @property
+    def log_p_inf(self) -> float:
+        """Log of the P-mass with loss ``+inf`` (the vertical edge at ``bI = 0``; ``δ(∞)``)."""
+        return self._log_p_inf
+
+    @property
+    def log_q_ninf(self) -> float:
+        """Log of the Q-mass with loss ``-inf`` (the horizontal edge at ``bII = 0``)."""
+        return self._log_q_ninf
+
+    def _log_delta_unchecked(self, eps: np.ndarray) -> np.ndarray:
+        eps = np.atleast_1d(np.asarray(eps, dtype=float))
+        out = np.empty(eps.shape)
+        L, lp = self._loss, self._log_p
+        # Atoms are sorted by decreasing loss: those above ε are a prefix.
+        n_above = np.searchsorted(-L, -eps, side="left")
+        for i, (e, n) in enumerate(zip(eps, n_above, strict=True)):
+            terms = lp[:n] + log1mexp(e - L[:n])
+            out[i] = np.logaddexp(logsumexp(terms), self._log_p_inf)
+        return out
+
+    def log_delta(self, epsilon: float | Sequence[float] | np.ndarray) -> np.ndarray | float:
+        """``log δ(ε)``, exact in log space (useful where δ underflows a float, below 1e-308)."""
+        eps = self._check_eps_array(epsilon)
+        out = self._log_delta_unchecked(eps)
+        return float(out[0]) if np.ndim(epsilon) == 0 else out.reshape(np.shape(epsilon))
+
+    def delta(self, epsilon: float | Sequence[float] | np.ndarray) -> np.ndarray | float:
+        """Tight ``δ(ε) = p_inf + Σ_{L_j > ε} p_j (1 - e^{ε - L_j})`` (vectorised over ε >= 0).
+
+        Examples
+        --------
+        >>> from lpdp import PrivacyRegion
+        >>> PrivacyRegion.from_dp(1.0, 0.1).delta([0.0, 1.0]).round(6).tolist()
+        [0.515905, 0.1]
+        """
+        out = np.exp(self.log_delta(epsilon))
+        return float(out) if np.ndim(epsilon) == 0 else out
+
+    def epsilon(self, delta: float) -> float:
+        """Smallest ``ε >= 0`` with ``δ(ε) <= delta``; ``inf`` when ``delta < δ(∞) = p_inf``.
+
+        The answer is rounded up (it is a valid privacy guarantee): ``δ(ε)`` at the returned ε is
+        checked to be ``<= delta``.
+
+        Examples
+        --------
+        >>> from lpdp import PrivacyRegion
+        >>> PrivacyRegion.from_dp(1.0, 0.1).epsilon(0.1)
+        1.0
+        """
+        dlt = check_delta(delta, "delta")
+        log_dlt = math.log(dlt) if dlt > 0 else _NEG_INF
+        if log_dlt >= float(self._log_delta_unchecked(np.array([0.0]))[0]):
+            return 0.0
+        if log_dlt < self._log_p_inf:
+            return math.inf
+        # δ(ε) is continuous and non-increasing and reaches p_inf at the largest loss: bracket the
+        # answer between two consecutive losses (exact values), then bisect keeping δ(hi) <= delta.
+        cand = np.concatenate(([0.0], np.sort(self._loss[self._loss > 0])))
+        vals = self._log_delta_unchecked(cand)
+        j = int(np.argmax(vals <= log_dlt))
+        lo, hi = float(cand[j - 1]), float(cand[j])
+        while True:
+            mid = 0.5 * (lo + hi)
+            if mid in (lo, hi):
+                return hi
+            if float(self._log_delta_unchecked(np.array([mid]))[0]) <= log_dlt:
+                hi = mid
+            else:
+                lo = mid
+
+    # ------------------------------------------------------------------ profile face
+    def profile(self) -> list[tuple[float, float]]:
+        """The tight pairs ``(ε_j, δ(ε_j))``, one per edge with ``ε_j >= 0``, sorted by ε.
+
+        For a symmetric region the region equals ``∩_j R(ε_j, δ_j)`` (spec §1).
+        """
+        eps = np.sort(self._loss[self._loss >= 0])
+        if eps.size == 0:
+            eps = np.array([0.0])
+        return [(float(e), float(d)) for e, d in zip(eps, np.exp(self._log_delta_unchecked(eps)),
+                                                      strict=True)]
+
+    # ------------------------------------------------------------------ polygon face
+    def boundary(self) -> np.ndarray:
+        """Lower boundary from ``(0, 1)`` to ``(1, 0)`` as an ``(n, 2)`` array (type I, type II)."""
+        p = np.exp(self._log_p)
+        q = np.exp(self._log_q)
+        p_inf = math.exp(self._log_p_inf)
+        x = np.concatenate(([0.0, 0.0], np.cumsum(q)))
+        y = np.concatenate(([1.0, 1.0 - p_inf], (1.0 - p_inf) - np.cumsum(p)))
+        y = np.maximum(y, 0.0)
+        x = np.minimum(x, 1.0)
+        pts = np.vstack([np.column_stack([x, y]), [[1.0, 0.0]]])
+        keep = np.concatenate(([True], np.any(np.diff(pts, axis=0) != 0, axis=1)))
+        return pts[keep]
+
+    @property
+    def vertices(self) -> np.ndarray:
+        """Polygon vertices, counter-clockwise from ``(0, 1)`` (the diagonal closes the polygon)."""
+        return self.boundary()
+
+    @property
+    def polygon(self):
+        """The region as a Shapely ``Polygon``."""
+        from shapely.geometry import Polygon
+
+        v = self.vertices
+        if len(v) < 3:  # R(0, 0) is the diagonal: a polygon of zero area
+            v = np.array([v[0], 0.5 * (v[0] + v[-1]), v[-1]])
+        return Polygon(v)
+
+    def tradeoff(self, t: float | Sequence[float] | np.ndarray) -> np.ndarray | float:
+        """The trade-off function ``f(t)``: least type II error at type I error ``t`` in [0, 1]."""
+        arr = np.asarray(t, dtype=float)
+        if np.any(~np.isfinite(arr)) or np.any(arr < 0) or np.any(arr > 1):
+            raise ParameterError(f"t={t!r}: must be in [0, 1]")
+        b = self.boundary()[1:]  # drop (0, 1): f(0) is the bottom of the vertical edge
+        out = np.interp(arr, b[:, 0], b[:, 1])
+        return float(out) if arr.ndim == 0 else out
+
+    def area(self) -> float:
+        """Area of the region (``0.5`` for ``R(0, 1)``, ``0`` for ``R(0, 0)``)."""
+        v = self.vertices
+        x, y = v[:, 0], v[:, 1]
+        return float(abs(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1))) / 2.0)
+
+    # ------------------------------------------------------------------ queries
+    def contains(self, other: PrivacyRegion | Sequence[float], *, tol: float = MEMBERSHIP_TOL
+                 ) -> bool:
+        """Whether a point ``(bI, bII)`` or a whole region lies in this region.
+
+        For a region the test is exact in log space: ``other ⊆ self`` iff ``δ_other(L) <= δ_self(L)`` at
+        every edge loss ``L`` of ``self`` (the region is the intersection of its edges' half-planes),
+        with relative tolerance ``tol``.
+        """
+        if isinstance(other, PrivacyRegion):
+            if self._loss.size == 0:
+                return True
+            mine = self._log_delta_unchecked(self._loss)
+            theirs = other._log_delta_unchecked(self._loss)
+            return bool(np.all(theirs <= mine + tol))
+        try:
+            x, y = (float(v) for v in other)
+        except (TypeError, ValueError):
+            raise ParameterError(f"point={other!r}: must be a (type I, type II) pair") from None
+        if not (math.isfinite(x) and math.isfinite(y)):
+            raise ParameterError(f"point={other!r}: coordinates must be finite")
+        if x < -tol or y < -tol or x + y > 1 + tol:
+            return False
+        return bool(y >= self.tradeoff(min(max(x, 0.0), 1.0)) - tol)
+
+    def intersect(self, other: PrivacyRegion) -> PrivacyRegion:
+        """``self ∩ other``: the region of ``max(f_self, f_other)`` (both constraints hold).
+
+        The edges keep their exact losses; the breakpoints are rounded to double precision.
+        """
+        lines = [r._loss for r in (self, other)]
+        L = np.concatenate(lines)
+        if L.size == 0:
+            return self if self._log_p_inf >= other._log_p_inf else other
+        d = np.concatenate([np.exp(r._log_delta_unchecked(r._loss)) for r in (self, other)])
+        # The vertical edges (δ(∞)) are constraints too: bII <= 1 - p_inf at bI = 0 is implied by the
+        # steepest edge line of each region.
+        return PrivacyRegion._from_lines(L, d)
+
+    # ------------------------------------------------------------------ misc
+    @property
+    def is_symmetric(self) -> bool:
+        """Whether the pair is its own mirror (loss ``L`` with masses (p, q) matches ``-L`` with (q, p))."""
+        L, lp, lq = self._loss, self._log_p, self._log_q
+        return bool(
+            np.allclose(L, -L[::-1], rtol=0, atol=1e-12)
+            and np.allclose(lp, lq[::-1], rtol=1e-9, atol=0)
+            and math.isclose(math.exp(self._log_p_inf), math.exp(self._log_q_ninf), rel_tol=1e-9,
+                             abs_tol=1e-300)
+        )
+
+    def __len__(self) -> int:
+        return int(self._loss.size)
+
+    def __repr__(self) -> str:
+        prof = self.profile()
+        shown = ", ".join(f"({e:.6g}, {d:.6g})" for e, d in prof[:4])
+        more = f", ... {len(prof) - 4} more" if len(prof) > 4 else ""
+        return f"PrivacyRegion(profile=[{shown}{more}], edges={self._loss.size})"
+
+    def _check_eps_array(self, epsilon: object) -> np.ndarray:
+        try:
+            arr = np.atleast_1d(np.asarray(epsilon, dtype=float)).ravel()
+        except (TypeError, ValueError):
+            raise ParameterError(f"epsilon={epsilon!r}: must be a number or an array of numbers") \
+                from None
+        bad = ~np.isfinite(arr) | (arr < 0)
+        if np.any(bad):
+            raise ParameterError(f"epsilon={arr[bad][0]!r}: must be finite and >= 0")
+        return arr
+
+
+def _log_reduce(a: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """``log Σ e^a`` over consecutive groups beginning at ``starts``."""
+    m = np.maximum.reduceat(a, starts)
+    m = np.where(np.isfinite(m), m, 0.0)
+    rep = np.repeat(m, np.diff(np.append(starts, a.size)))
+    with np.errstate(divide="ignore"):
+        return np.log(np.add.reduceat(np.exp(a - rep), starts)) + m
+
+
+def _lower_hull(points: np.ndarray) -> np.ndarray:
+    """Lower convex hull (Andrew's monotone chain) of points that include ``(0, 1)`` and ``(1, 0)``.
+
+    Returns the chain from ``(0, 1)`` down to ``(1, 0)``: the lower boundary of the smallest convex
+    region that holds the points and the diagonal.
+    """
+    pts = np.unique(points, axis=0)
+    pts = pts[np.lexsort((-pts[:, 1], pts[:, 0]))]   # by x, then y descending
+    hull: list[np.ndarray] = []
+    for p in pts:
+        while len(hull) >= 2:
+            o, a = hull[-2], hull[-1]
+            cross = (a[0] - o[0]) * (p[1] - o[1]) - (a[1] - o[1]) * (p[0] - o[0])
+            if cross <= 0:
+                hull.pop()
+            else:
+                break
+        hull.append(p)
+    return np.array(hull)
