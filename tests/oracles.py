@@ -1,0 +1,55 @@
+"""Independent oracles shared by the tests (nothing here calls lpdp's composition code).
+
+``pld_from_region`` wraps Google's dp_accounting once: its ``from_two_probability_mass_functions`` takes
+*log* masses, lower (the Q = M(x') distribution) then upper (P = M(x)); plain probabilities are accepted
+silently and give nonsense, so every test goes through this function.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+
+def pld_from_log_pair(log_p: dict, log_q: dict, *, pessimistic: bool = True,
+                      discretization: float = 1e-4):
+    """dp_accounting PLD of the pair (P, Q) given as ``{outcome: log mass}`` dicts (P upper, Q lower)."""
+    from dp_accounting.pld import privacy_loss_distribution as pld
+
+    return pld.from_two_probability_mass_functions(
+        log_probability_mass_function_lower=log_q,
+        log_probability_mass_function_upper=log_p,
+        pessimistic_estimate=pessimistic,
+        value_discretization_interval=discretization,
+        symmetric=False,
+    )
+
+
+def pld_from_region(region, *, pessimistic: bool = True, discretization: float = 1e-4):
+    """dp_accounting PLD of a region's dominating pair (atoms become outcomes)."""
+    log_p, log_q = {}, {}
+    for i, (lp, lq) in enumerate(zip(region.log_p, region.log_q, strict=True)):
+        log_p[i], log_q[i] = float(lp), float(lq)
+    if region.log_p_inf > -math.inf:
+        log_p["+inf"] = region.log_p_inf
+    if region.log_q_ninf > -math.inf:
+        log_q["-inf"] = region.log_q_ninf
+    return pld_from_log_pair(log_p, log_q, pessimistic=pessimistic, discretization=discretization)
+
+
+def brute_force_delta(p: list[float], q: list[float], k: int, eps: np.ndarray) -> np.ndarray:
+    """δ(ε) of the k-fold product of the pair (p, q) by enumerating every outcome sequence."""
+    p, q = np.asarray(p, float), np.asarray(q, float)
+    out = np.zeros_like(np.asarray(eps, float))
+    for seq in itertools.product(range(len(p)), repeat=k):
+        ps, qs = float(np.prod(p[list(seq)])), float(np.prod(q[list(seq)]))
+        out += np.maximum(0.0, ps - np.exp(eps) * qs)
+    return out
+
+
+def support_delta_from_vertices(vertices: np.ndarray, eps: np.ndarray) -> np.ndarray:
+    """δ(ε) = max over the polygon's vertices of 1 - bII - e^ε bI (the support function, geometry only)."""
+    v = np.asarray(vertices, float)
+    return np.max(1.0 - v[None, :, 1] - np.exp(np.asarray(eps, float))[:, None] * v[None, :, 0], axis=1)
