@@ -17,6 +17,7 @@ from lpdp.errors import LpdpError
 # One line per command module; each module adds its own sub-commands.
 _COMMAND_MODULES = (
     "lpdp.cli.regions",
+    "lpdp.cli.compose",
     "lpdp.cli.run",
 )
 
