@@ -19,6 +19,7 @@ _COMMAND_MODULES = (
     "lpdp.cli.regions",
     "lpdp.cli.compose",
     "lpdp.cli.run",
+    "lpdp.cli.filter",
 )
 
 

@@ -57,6 +57,7 @@ KINDS: dict[str, ScenarioKind] = {}
 # One line per module that registers scenario kinds.
 _KIND_MODULES = (
     "lpdp.scenarios.regions",
+    "lpdp.scenarios.filters",
     "lpdp.scenarios.composition",
 )
 
