@@ -356,6 +356,15 @@ class PrivacyRegion:
             out[i] = np.logaddexp(logsumexp(terms), self._log_p_inf)
         return out
 
+    def support(self, epsilon: np.ndarray | Sequence[float]) -> np.ndarray:
+        """``max_{(bI, bII) in F} (1 - bII - e^ε bI)`` for any real ε (δ(ε) extended to ε < 0).
+
+        The edge of loss ``L`` lies on the line ``bII = 1 - support(L) - e^L bI``, so ``support`` at the
+        edge losses gives the half-plane description of the region.
+        """
+        eps = np.atleast_1d(np.asarray(epsilon, dtype=float))
+        return np.exp(self._log_delta_unchecked(eps))
+
     def log_delta(self, epsilon: float | Sequence[float] | np.ndarray) -> np.ndarray | float:
         """``log δ(ε)``, exact in log space (useful where δ underflows a float, below 1e-308)."""
         eps = self._check_eps_array(epsilon)
@@ -427,6 +436,10 @@ class PrivacyRegion:
         p_inf = math.exp(self._log_p_inf)
         x = np.concatenate(([0.0, 0.0], np.cumsum(q)))
         y = np.concatenate(([1.0, 1.0 - p_inf], (1.0 - p_inf) - np.cumsum(p)))
+        # The masses sum to one: the chain ends exactly at (1 - q_ninf, 0) (drop rounding noise).
+        y[-1] = 0.0
+        if q.size:
+            x[-1] = -math.expm1(self._log_q_ninf)
         y = np.maximum(y, 0.0)
         x = np.minimum(x, 1.0)
         pts = np.vstack([np.column_stack([x, y]), [[1.0, 0.0]]])
@@ -453,7 +466,9 @@ class PrivacyRegion:
         arr = np.asarray(t, dtype=float)
         if np.any(~np.isfinite(arr)) or np.any(arr < 0) or np.any(arr > 1):
             raise ParameterError(f"t={t!r}: must be in [0, 1]")
-        b = self.boundary()[1:]  # drop (0, 1): f(0) is the bottom of the vertical edge
+        b = self.boundary()
+        if len(b) > 1 and b[1, 0] == 0.0:
+            b = b[1:]  # f(0) is the bottom of the vertical edge at bI = 0
         out = np.interp(arr, b[:, 0], b[:, 1])
         return float(out) if arr.ndim == 0 else out
 
@@ -497,9 +512,8 @@ class PrivacyRegion:
         L = np.concatenate(lines)
         if L.size == 0:
             return self if self._log_p_inf >= other._log_p_inf else other
-        d = np.concatenate([np.exp(r._log_delta_unchecked(r._loss)) for r in (self, other)])
-        # The vertical edges (δ(∞)) are constraints too: bII <= 1 - p_inf at bI = 0 is implied by the
-        # steepest edge line of each region.
+        d = np.concatenate([r.support(r._loss) for r in (self, other)])
+        # The vertical edges (δ(∞)) need no line of their own: each lies on the steepest edge's line.
         return PrivacyRegion._from_lines(L, d)
 
     # ------------------------------------------------------------------ misc

@@ -84,3 +84,29 @@ def emit(args: argparse.Namespace, result: Result) -> int:
     if export_path is not None:
         export.write(export_path, payload=payload, regions=result.regions, table=result.table)
     return 0
+
+
+def region_summary(region: Any, at: Sequence[float] | None = None, *, title: str = "",
+                   max_rows: int = 12) -> str:
+    """Readable text for one region: its tight (ε, δ) profile (trimmed), δ at ``at``, area."""
+    prof = region.profile()
+    lines = [title] if title else []
+    lines.append(f"tight (epsilon, delta) profile, {len(prof)} pairs:")
+    shown = prof if len(prof) <= max_rows else prof[: max_rows // 2] + [None] + prof[-max_rows // 2:]
+    for pair in shown:
+        lines.append("  ..." if pair is None else f"  eps = {pair[0]:<12.6g} delta = {pair[1]:.6g}")
+    for e in at or []:
+        lines.append(f"delta({e:g}) = {float(region.delta(e)):.6g}")
+    lines.append(f"area = {region.area():.6g}, vertices = {len(region.vertices)}")
+    return "\n".join(lines)
+
+
+def regions_plot(regions: Mapping[str, Any]) -> Callable[[Any], None]:
+    """A ``plot`` callback drawing labelled regions with :func:`lpdp.plot.regions`."""
+
+    def draw(ax: Any) -> None:
+        from lpdp.plot import regions as draw_regions
+
+        draw_regions(list(regions.values()), labels=list(regions), ax=ax)
+
+    return draw

@@ -1,0 +1,73 @@
+"""``lpdp region`` and ``lpdp mix``: regions of DP constraints and mixtures of tests."""
+
+from __future__ import annotations
+
+import argparse
+
+from lpdp.cli._common import Result, add_output_options, emit, parse_pair, region_summary, regions_plot
+from lpdp.errors import ParameterError
+
+
+def _constraints(values: list[str] | None) -> list[tuple[float, float]]:
+    if not values:
+        raise ParameterError("--dp: at least one EPS,DELTA constraint is needed")
+    return [parse_pair(v, "--dp") for v in values]
+
+
+def _label(pairs: list[tuple[float, float]]) -> str:
+    return " ∩ ".join(f"R({e:g}, {d:g})" for e, d in pairs)
+
+
+def _region(args: argparse.Namespace) -> int:
+    from lpdp.export import region_dict
+    from lpdp.region import PrivacyRegion
+
+    pairs = _constraints(args.dp)
+    region = PrivacyRegion.from_constraints(pairs)
+    label = _label(pairs)
+    return emit(args, Result(
+        summary=region_summary(region, args.at, title=label),
+        payload={"constraints": [list(p) for p in pairs], **region_dict(region, args.at)},
+        regions={label: region},
+        plot=regions_plot({**{_label([p]): PrivacyRegion.from_dp(*p) for p in pairs}, label: region}
+                          if len(pairs) > 1 else {label: region}),
+    ))
+
+
+def _mix(args: argparse.Namespace) -> int:
+    from lpdp.export import region_dict
+    from lpdp.mixture import mix
+    from lpdp.region import PrivacyRegion
+
+    pairs = _constraints(args.dp)
+    weights = args.weight or []
+    if len(weights) != len(pairs):
+        raise ParameterError(f"--weight: give one weight per --dp (got {len(weights)} weights for "
+                             f"{len(pairs)} constraints)")
+    parts = {_label([p]): PrivacyRegion.from_dp(*p) for p in pairs}
+    region = mix(list(zip(weights, parts.values(), strict=True)))
+    label = " + ".join(f"{w:g}·{name}" for w, name in zip(weights, parts, strict=True))
+    return emit(args, Result(
+        summary=region_summary(region, args.at, title=f"mixture {label}"),
+        payload={"weights": weights, "constraints": [list(p) for p in pairs],
+                 **region_dict(region, args.at)},
+        regions={label: region},
+        plot=regions_plot({**parts, "mixture": region}),
+    ))
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("region", help="the privacy region of one or more (eps, delta) constraints",
+                       description="Exact region of a mechanism that satisfies every --dp constraint.")
+    p.add_argument("--dp", action="append", metavar="EPS,DELTA", help="a constraint (repeatable)")
+    p.add_argument("--at", type=float, nargs="+", metavar="EPS", help="print delta at these epsilons")
+    add_output_options(p)
+    p.set_defaults(func=_region)
+
+    m = sub.add_parser("mix", help="weighted Minkowski sum (mixture of tests, Lemma 1)",
+                       description="Mixture of (eps, delta) regions: --weight W --dp EPS,DELTA pairs.")
+    m.add_argument("--weight", action="append", type=float, metavar="W", help="weight of the next --dp")
+    m.add_argument("--dp", action="append", metavar="EPS,DELTA", help="a component region")
+    m.add_argument("--at", type=float, nargs="+", metavar="EPS", help="print delta at these epsilons")
+    add_output_options(m)
+    m.set_defaults(func=_mix)
