@@ -7,7 +7,6 @@ silently and give nonsense, so every test goes through this function.
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import numpy as np
@@ -40,13 +39,17 @@ def pld_from_region(region, *, pessimistic: bool = True, discretization: float =
 
 
 def brute_force_delta(p: list[float], q: list[float], k: int, eps: np.ndarray) -> np.ndarray:
-    """δ(ε) of the k-fold product of the pair (p, q) by enumerating every outcome sequence."""
+    """δ(ε) of the k-fold product of the pair (p, q), by enumerating all len(p)**k outcome sequences.
+
+    The product masses are built as explicit outer products (one entry per sequence), so nothing is
+    grouped or merged: keep len(p)**k below a few million.
+    """
     p, q = np.asarray(p, float), np.asarray(q, float)
-    out = np.zeros_like(np.asarray(eps, float))
-    for seq in itertools.product(range(len(p)), repeat=k):
-        ps, qs = float(np.prod(p[list(seq)])), float(np.prod(q[list(seq)]))
-        out += np.maximum(0.0, ps - np.exp(eps) * qs)
-    return out
+    pk, qk = np.ones(1), np.ones(1)
+    for _ in range(k):
+        pk, qk = np.multiply.outer(pk, p).ravel(), np.multiply.outer(qk, q).ravel()
+    eps = np.atleast_1d(np.asarray(eps, float))
+    return np.array([np.sum(np.maximum(0.0, pk - np.exp(e) * qk)) for e in eps])
 
 
 def support_delta_from_vertices(vertices: np.ndarray, eps: np.ndarray) -> np.ndarray:
