@@ -86,7 +86,7 @@ def check_weights(weights: Sequence[object], name: str = "weights") -> np.ndarra
         raise ParameterError(f"{name}=[]: at least one weight is needed")
     for i, x in enumerate(w):
         if not math.isfinite(x) or x < 0:
-            raise ParameterError(f"{name}[{i}]={x!r}: must be finite and >= 0")
+            raise ParameterError(f"{name}[{i}]={float(x)!r}: must be finite and >= 0")
     total = float(np.sum(w))
     if abs(total - 1.0) > 1e-9:
         raise ParameterError(f"{name}={w.tolist()!r}: must sum to 1 (they sum to {total!r})")

@@ -168,7 +168,7 @@ class PrivacyRegion:
                 bad = np.flatnonzero(~((a >= 0) & (a <= 1)))
                 if bad.size:
                     i = int(bad[0])
-                    raise ParameterError(f"{name}[{i}]={a[i]!r}: masses must be in [0, 1]")
+                    raise ParameterError(f"{name}[{i}]={float(a[i])!r}: masses must be in [0, 1]")
             with np.errstate(divide="ignore"):
                 lp, lq = np.log(lp), np.log(lq)
         p_zero, q_zero = lp == _NEG_INF, lq == _NEG_INF
@@ -276,11 +276,11 @@ class PrivacyRegion:
         Line k has slope ``-e^{L_k}`` and value ``1 - d_k`` at 0, so the envelope's edges keep the exact
         losses ``L_k``; only the breakpoints ``t = (d_k - d_j) / (e^{L_j} - e^{L_k})`` are rounded.
         """
-        order = np.lexsort((ds, -losses))          # steepest first, then smallest d
+        order = np.lexsort((ds, -np.exp(losses)))   # steepest first, then smallest d (highest line)
         L, d = losses[order], ds[order]
-        first = np.concatenate(([True], np.diff(L) != 0))
-        L, d = L[first], d[first]
         slope = np.exp(L)
+        first = np.concatenate(([True], np.diff(slope) != 0))   # equal slopes: keep the highest line
+        L, d, slope = L[first], d[first], slope[first]
         # Upper envelope over t >= 0 of y = 1 - d - s t, plus the line y = 0 (s = 0, d = 1).
         L = np.append(L, _NEG_INF)
         slope = np.append(slope, 0.0)
@@ -545,7 +545,7 @@ class PrivacyRegion:
                 from None
         bad = ~np.isfinite(arr) | (arr < 0)
         if np.any(bad):
-            raise ParameterError(f"epsilon={arr[bad][0]!r}: must be finite and >= 0")
+            raise ParameterError(f"epsilon={float(arr[bad][0])!r}: must be finite and >= 0")
         return arr
 
 

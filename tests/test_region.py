@@ -1,0 +1,217 @@
+"""PrivacyRegion: each face checked against an independent route (closed forms, Shapely, brute sums)."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from lpdp import ParameterError, PrivacyRegion
+from lpdp.testing import assert_regions_equal
+from tests.oracles import support_delta_from_vertices
+from tests.strategies import constraint, constraint_lists, deltas, epsilons
+
+GRID = np.linspace(0.0, 5.0, 201)
+
+
+def f_eps_delta(eps, delta, t):
+    """Spec §1 closed form of the (ε, δ) trade-off function."""
+    t = np.asarray(t, float)
+    return np.maximum.reduce([np.zeros_like(t), 1 - delta - math.exp(eps) * t,
+                              math.exp(-eps) * (1 - delta - t)])
+
+
+def delta_closed_form(eps, delta, e):
+    """δ(e) of R(eps, delta): δ for e >= eps, else δ + (1-δ)(e^eps - e^e)/(1 + e^eps)."""
+    e = np.asarray(e, float)
+    return np.where(e >= eps, delta, delta + (1 - delta) * (np.exp(eps) - np.exp(e)) / (1 + np.exp(eps)))
+
+
+@given(epsilons, deltas)
+def test_from_dp_delta_matches_closed_form(eps, delta):
+    r = PrivacyRegion.from_dp(eps, delta)
+    np.testing.assert_allclose(r.delta(GRID), delta_closed_form(eps, delta, GRID), rtol=1e-12, atol=1e-15)
+
+
+@given(epsilons, deltas)
+def test_from_dp_tradeoff_matches_closed_form(eps, delta):
+    t = np.linspace(0, 1, 57)
+    r = PrivacyRegion.from_dp(eps, delta)
+    np.testing.assert_allclose(r.tradeoff(t), f_eps_delta(eps, delta, t), atol=1e-12)
+
+
+def test_full_triangle_and_diagonal():
+    full = PrivacyRegion.from_dp(0.0, 1.0)
+    assert full.area() == pytest.approx(0.5, abs=1e-15)
+    assert full.polygon.area == pytest.approx(0.5, abs=1e-15)
+    assert full.contains((0.0, 0.0)) and full.contains((1.0, 0.0))
+    assert np.all(full.delta(GRID) == 1.0)
+    none = PrivacyRegion.from_dp(0.0, 0.0)
+    assert none.area() == pytest.approx(0.0, abs=1e-15)
+    assert not none.contains((0.3, 0.3)) and none.contains((0.3, 0.7))
+    assert np.all(none.delta(GRID) == 0.0)
+
+
+@given(constraint_lists)
+def test_intersection_delta_is_support_function_of_vertices(pairs):
+    r = PrivacyRegion.from_constraints(pairs)
+    # Geometry route: the region's vertices from Shapely's intersection of the single regions.
+    poly = PrivacyRegion.from_dp(*pairs[0]).polygon
+    for p in pairs[1:]:
+        poly = poly.intersection(PrivacyRegion.from_dp(*p).polygon)
+    import shapely
+
+    verts = shapely.get_coordinates(poly)
+    np.testing.assert_allclose(r.delta(GRID), support_delta_from_vertices(verts, GRID), atol=1e-12)
+    assert r.area() == pytest.approx(poly.area, abs=1e-12)
+
+
+@given(constraint_lists)
+def test_intersection_delta_is_min_of_constraints_at_their_epsilons(pairs):
+    """At ε_i the intersection's δ is at most δ_i (each constraint holds)."""
+    r = PrivacyRegion.from_constraints(pairs)
+    for e, d in pairs:
+        assert r.delta(e) <= d + 1e-12
+
+
+@given(constraint_lists, constraint_lists)
+def test_intersect_equals_from_constraints_of_union(a, b):
+    left = PrivacyRegion.from_constraints(a).intersect(PrivacyRegion.from_constraints(b))
+    assert_regions_equal(left, PrivacyRegion.from_constraints(a + b), rtol=1e-9, atol=1e-13,
+                         boundary_atol=1e-10)
+
+
+@given(st.lists(st.floats(0.0, 1.0), min_size=2, max_size=40))
+def test_from_pair_matches_direct_hockey_stick(raw):
+    raw = np.asarray(raw) + 1e-3
+    half = len(raw) // 2
+    p = raw[:half] / raw[:half].sum()
+    q = np.roll(raw, 1)[:half]
+    q = q / q.sum()
+    p[0], q[-1] = p[0] + 0.0, q[-1]
+    r = PrivacyRegion.from_pair(p, q)
+    direct = [np.sum(np.maximum(0.0, p - math.exp(e) * q)) for e in GRID]
+    np.testing.assert_allclose(r.delta(GRID), direct, rtol=1e-12, atol=1e-15)
+
+
+def test_asymmetric_pair_with_zero_masses():
+    p = [0.1, 0.5, 0.4, 0.0]
+    q = [0.0, 0.2, 0.5, 0.3]
+    r = PrivacyRegion.from_pair(p, q)
+    assert not r.is_symmetric
+    direct = [sum(max(0.0, a - math.exp(e) * b) for a, b in zip(p, q, strict=True)) for e in GRID]
+    np.testing.assert_allclose(r.delta(GRID), direct, rtol=1e-12, atol=1e-16)
+    assert r.delta(50.0) == pytest.approx(0.1, rel=1e-12)      # the q = 0 outcome
+    assert r.tradeoff(0.0) == pytest.approx(0.9, abs=1e-15)
+    assert PrivacyRegion.from_dp(1.0, 0.2).is_symmetric
+
+
+@given(constraint_lists)
+def test_from_vertices_round_trip(pairs):
+    r = PrivacyRegion.from_constraints(pairs)
+    back = PrivacyRegion.from_vertices(r.vertices)
+    assert_regions_equal(r, back, rtol=1e-9, atol=1e-12, boundary_atol=1e-12)
+
+
+@given(constraint, st.floats(1e-9, 0.9))
+def test_epsilon_inverts_delta_and_rounds_up(pair, target):
+    r = PrivacyRegion.from_constraints([pair])
+    e = r.epsilon(target)
+    if math.isinf(e):
+        assert target < r.delta(100.0)
+        return
+    assert r.log_delta(e) <= math.log(target)   # the check epsilon() itself guarantees, in log space
+    if e > 0:
+        assert r.delta(max(0.0, e - 1e-9)) > target * (1 - 1e-12) - 1e-15
+
+
+def test_epsilon_examples():
+    r = PrivacyRegion.from_dp(1.0, 0.1)
+    assert r.epsilon(0.1) == 1.0
+    assert math.isinf(r.epsilon(0.05))
+    assert r.epsilon(1.0) == 0.0
+
+
+@given(constraint_lists, st.floats(0, 1), st.floats(0, 1))
+def test_contains_point_agrees_with_shapely(pairs, x, y):
+    from shapely.geometry import Point
+
+    r = PrivacyRegion.from_constraints(pairs)
+    pt = Point(x, y)
+    dist = r.polygon.exterior.distance(pt)
+    if dist > 1e-9:   # away from the boundary the two must agree exactly
+        assert r.contains((x, y)) == r.polygon.contains(pt)
+
+
+@given(constraint, constraint)
+def test_containment_monotone_in_parameters(a, b):
+    (e1, d1), (e2, d2) = a, b
+    lo = PrivacyRegion.from_dp(min(e1, e2), min(d1, d2))
+    hi = PrivacyRegion.from_dp(max(e1, e2), max(d1, d2))
+    assert hi.contains(lo)
+    assert hi.polygon.buffer(1e-12).contains(lo.polygon)
+
+
+@given(constraint_lists)
+def test_delta_non_increasing_and_convex_in_exp_eps(pairs):
+    r = PrivacyRegion.from_constraints(pairs)
+    e = np.log(np.linspace(1.0, 60.0, 400))
+    d = r.delta(e)
+    assert np.all(np.diff(d) <= 1e-15)
+    # Convex in s = e^ε on an evenly spaced s grid: second differences non-negative.
+    assert np.all(np.diff(d, 2) >= -1e-12)
+
+
+def test_profile_of_two_constraints():
+    r = PrivacyRegion.from_constraints([(1.3, 0.0), (0.5, 0.2)])
+    prof = r.profile()
+    assert [e for e, _ in prof] == [0.5, 1.3]
+    assert prof[0][1] == pytest.approx(0.2, rel=1e-12)
+    assert prof[1][1] == pytest.approx(0.0, abs=1e-15)
+
+
+def test_inactive_constraint_drops_out():
+    r = PrivacyRegion.from_constraints([(1.0, 0.0), (2.0, 0.1)])
+    assert_regions_equal(r, PrivacyRegion.from_dp(1.0, 0.0))
+
+
+def test_immutable():
+    r = PrivacyRegion.from_dp(1.0, 0.1)
+    with pytest.raises(AttributeError, match="immutable"):
+        r._loss = np.zeros(1)
+    with pytest.raises(AttributeError, match="immutable"):
+        r.foo = 1
+    with pytest.raises(ValueError):
+        r.losses[0] = 5.0
+
+
+@pytest.mark.parametrize(("eps", "delta", "match"), [
+    (-0.1, 0.0, r"epsilon=-0.1: must be finite and >= 0"),
+    (math.nan, 0.0, r"epsilon=nan"),
+    (math.inf, 0.0, r"epsilon=inf"),
+    (1.0, 1.5, r"delta=1.5: must be in \[0, 1\]"),
+    (1.0, -1e-3, r"delta=-0.001"),
+    ("1", 0.0, r"epsilon='1': must be a real number"),
+])
+def test_bad_parameters(eps, delta, match):
+    with pytest.raises(ParameterError, match=match):
+        PrivacyRegion.from_dp(eps, delta)
+
+
+def test_bad_queries():
+    r = PrivacyRegion.from_dp(1.0, 0.1)
+    with pytest.raises(ParameterError, match=r"epsilon=-1.0: must be finite and >= 0"):
+        r.delta(-1.0)
+    with pytest.raises(ParameterError, match=r"delta=2: must be in \[0, 1\]"):
+        r.epsilon(2)
+    with pytest.raises(ParameterError, match=r"t=1.5: must be in \[0, 1\]"):
+        r.tradeoff(1.5)
+    with pytest.raises(ParameterError, match=r"constraints\[1\].delta=1.2"):
+        PrivacyRegion.from_constraints([(1, 0), (1, 1.2)])
+    with pytest.raises(ParameterError, match=r"masses under P sum to"):
+        PrivacyRegion.from_pair([0.5, 0.4], [0.5, 0.5])
+    with pytest.raises(ParameterError, match=r"p\[0\]=-0.1"):
+        PrivacyRegion.from_pair([-0.1, 1.1], [0.5, 0.5])
+    with pytest.raises(ParameterError, match=r"points\[0\]"):
+        PrivacyRegion.from_vertices([(0.8, 0.8)])
