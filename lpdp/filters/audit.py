@@ -1,0 +1,382 @@
+"""Audits of a filter on i.i.d. rounds: the exact violation probability ``P_x(l^{(T)} > ε)`` and the exact
+hockey-stick δ ``E_x[(1 - e^{ε - l^{(T)}})_+]`` of the stopped transcript (spec filter.md §1), with the
+survival curve ``P_x(T >= t)``.
+
+Three independent methods:
+
+* ``"quadrature"`` (Gaussian, one neighbouring pair): the absorbed random walk of the running loss
+  ``S_j`` (increments ``N(μ²/2, μ²)``) on the continuation interval, by Nyström's method with
+  Gauss–Legendre nodes; the last one or two steps are closed forms.
+* ``"exact"`` (finite outputs): dynamic programming over output counts, which determine every pair's
+  loss exactly.
+* ``"monte-carlo"`` (anything): seeded trajectories; estimates come with standard errors and one-sided
+  upper bounds at the stated confidence (Clopper–Pearson for the tail, normal for the hockey stick).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import special, stats
+
+from lpdp._validate import check_int, check_probability
+from lpdp.errors import ParameterError
+from lpdp.filters.mechanisms import FiniteMechanism, GaussianMechanism, Mechanism, Request
+from lpdp.filters.realisation import StoppingRule, within
+
+__all__ = ["AuditResult", "PairAudit", "audit", "rule_audit"]
+
+METHODS = ("auto", "quadrature", "exact", "monte-carlo")
+
+
+@dataclass(frozen=True)
+class PairAudit:
+    """The audit of one ordered pair ``(x, x')`` under ``P_x``."""
+
+    pair: tuple[Hashable, Hashable]
+    tail: float
+    hockey_stick_delta: float
+    survival: tuple[float, ...]
+    tail_stderr: float = 0.0
+    hockey_stick_stderr: float = 0.0
+    survival_stderr: tuple[float, ...] | None = None
+
+    @property
+    def expected_T(self) -> float:
+        """``E_x[T] = Σ_t P_x(T >= t)``."""
+        return math.fsum(self.survival)
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    """Worst case over the ordered pairs of an audit.
+
+    ``tail`` and ``hockey_stick_delta`` are the largest values over ordered pairs; for Monte Carlo
+    ``tail_upper`` and ``hockey_stick_upper`` are one-sided upper bounds at ``confidence`` (for exact
+    methods they equal the values and ``confidence`` is ``None``). ``bound`` is the δ the filter claims.
+    """
+
+    tail: float
+    hockey_stick_delta: float
+    tail_upper: float
+    hockey_stick_upper: float
+    bound: float
+    method: str
+    confidence: float | None
+    pairs: tuple[PairAudit, ...]
+
+    @property
+    def expected_T(self) -> float:
+        """``E[T]`` under the first database of the first pair."""
+        return self.pairs[0].expected_T
+
+    @property
+    def survival(self) -> tuple[float, ...]:
+        """``P(T >= t)``, t = 1..N, under the first database of the first pair."""
+        return self.pairs[0].survival
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for JSON output."""
+        return {"tail": self.tail, "hockey_stick_delta": self.hockey_stick_delta,
+                "tail_upper": self.tail_upper, "hockey_stick_upper": self.hockey_stick_upper,
+                "bound": self.bound, "method": self.method, "confidence": self.confidence,
+                "expected_T": self.expected_T,
+                "pairs": [{"pair": list(p.pair), "tail": p.tail,
+                           "hockey_stick_delta": p.hockey_stick_delta, "expected_T": p.expected_T,
+                           "tail_stderr": p.tail_stderr,
+                           "hockey_stick_stderr": p.hockey_stick_stderr} for p in self.pairs]}
+
+
+# -- closed forms for the Gaussian walk ------------------------------------------------------------
+def _tail_after(s: np.ndarray, eps: float, mu: float, steps: int) -> np.ndarray:
+    """``P(s + Σ_{steps} X > ε)`` for i.i.d. ``X ~ N(μ²/2, μ²)``."""
+    s = np.asarray(s, dtype=float)
+    if steps == 0:
+        return (s > eps).astype(float)
+    return special.ndtr((s + steps * mu * mu / 2.0 - eps) / (math.sqrt(steps) * mu))
+
+
+def _hockey_after(s: np.ndarray, eps: float, mu: float, steps: int) -> np.ndarray:
+    """``E[(1 - e^{ε - s - Σ X})_+]``: Balle–Wang ``δ_G(ε - s)`` with ``μ√steps`` (identity at 0 steps)."""
+    s = np.asarray(s, dtype=float)
+    c = eps - s
+    if steps == 0:
+        return np.maximum(0.0, -np.expm1(np.minimum(c, 0.0)))
+    m = math.sqrt(steps) * mu
+    with np.errstate(over="ignore"):
+        val = special.ndtr(-c / m + m / 2.0) - np.exp(c + special.log_ndtr(-c / m - m / 2.0))
+    return np.clip(val, 0.0, 1.0)
+
+
+def _nodes(lo: float, hi: float, eps: float, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Gauss–Legendre nodes and weights on [lo, hi], split at ε (where h has a kink)."""
+    if not hi > lo:
+        return np.empty(0), np.empty(0)
+    cuts = [lo, eps, hi] if lo < eps < hi else [lo, hi]
+    x0, w0 = np.polynomial.legendre.leggauss(n)
+    xs, ws = [], []
+    for a, b in zip(cuts[:-1], cuts[1:], strict=True):
+        xs.append((b - a) / 2.0 * x0 + (a + b) / 2.0)
+        ws.append((b - a) / 2.0 * w0)
+    return np.concatenate(xs), np.concatenate(ws)
+
+
+def _quadrature_pair(rule: StoppingRule, k_own: float, k_rev: float, mu: float,
+                     nodes: int) -> tuple[float, float, tuple[float, ...]]:
+    """Tail, hockey stick and survival for the ordered pair with thresholds (own, reverse)."""
+    n_max, lag, eps = rule.max_steps, rule.lag, rule.epsilon
+    if not rule.first_release:
+        return 0.0, 0.0, (0.0,) * n_max
+    reach = abs(eps) + n_max * (mu * mu / 2.0 + 12.0 * mu) + 1.0  # the walk never gets further
+    lo, hi = max(-k_rev, -reach), min(k_own, reach)  # C = {S <= κ_own, -S <= κ_rev}
+    x, w = _nodes(lo, hi, eps, nodes)
+    in0 = bool(within(0.0, k_own) and within(0.0, k_rev))
+    m = mu * mu / 2.0
+
+    def phi(d: np.ndarray) -> np.ndarray:
+        return np.exp(-0.5 * ((d - m) / mu) ** 2) / (mu * math.sqrt(2 * math.pi))
+
+    kern = phi(x[:, None] - x[None, :])  # density of the next state x_a from x_b
+
+    def out_expect(points: np.ndarray, h: Any, steps: int) -> np.ndarray:
+        """``E[h_steps(s + X); s + X ∉ C]`` for s in ``points``."""
+        inside = phi(x[None, :] - points[:, None]) @ (w * h(x, eps, mu, steps))
+        return np.maximum(0.0, h(points, eps, mu, steps + 1) - inside)
+
+    # dens[j] = sub-density of S_j on the alive paths (S_1..S_j in C), at the nodes, j >= 1
+    dens = [np.empty(0), phi(x) * in0]
+    for _ in range(2, n_max):
+        dens.append(kern @ (w * dens[-1]))
+    zero = np.zeros(1)
+    totals = [0.0, 0.0]
+    survival = []
+    for t in range(1, n_max + 1):
+        j = t - 1 - lag
+        last = t == n_max
+        survival.append(1.0 if j < 0 else float(in0) if j == 0 else float(np.dot(w, dens[j])))
+        for k, h in enumerate((_tail_after, _hockey_after)):
+            if j < 0:  # lag 1, t = 1: S_0 decides, S_1 is final
+                totals[k] += float(last or not in0) * float(h(zero, eps, mu, lag)[0])
+            elif j == 0:
+                g0 = h(zero, eps, mu, lag + 1) if last else out_expect(zero, h, lag)
+                totals[k] += float(in0) * float(g0[0])
+            else:
+                g = h(x, eps, mu, lag + 1) if last else out_expect(x, h, lag)
+                totals[k] += float(np.dot(w * dens[j], g))
+    return totals[0], totals[1], tuple(survival)
+
+
+def _inputs(request: Request | None, x: Hashable) -> Any:
+    return x if request is None else request(x)
+
+
+def _increments(rule: StoppingRule, logp: dict[Hashable, np.ndarray]) -> np.ndarray:
+    """Loss increments of every ordered pair (last axis), with the filter's conventions: an output
+    impossible under both databases of a pair gives ``+inf`` to both orderings."""
+    cols = []
+    with np.errstate(invalid="ignore"):
+        for a, b in rule.pairs:
+            d = logp[a] - logp[b]
+            cols.append(np.where(np.isnan(d), np.inf, d))
+    return np.stack(cols, axis=-1)
+
+
+def _exact_finite(rule: StoppingRule, mechanism: FiniteMechanism, request: Request | None,
+                  x: Hashable) -> tuple[np.ndarray, list[tuple[float, ...]], np.ndarray]:
+    """Dynamic programming over output counts under ``P_x``: returns the final-state counts' losses
+    (rows), their probabilities, and the survival curve."""
+    p_all = mechanism.probabilities(_inputs(request, x))
+    support = np.flatnonzero(p_all > 0)
+    probs = p_all[support]
+    dbs = {d for pair in rule.pairs for d in pair}
+    with np.errstate(divide="ignore"):
+        logp = {d: np.log(mechanism.probabilities(_inputs(request, d)))[support] for d in dbs}
+    inc = _increments(rule, logp)  # (K, P)
+    finite_inc = np.where(np.isfinite(inc), inc, 0.0)
+    pos, neg = (inc == np.inf).astype(int), (inc == -np.inf).astype(int)
+
+    def losses(counts: np.ndarray) -> np.ndarray:
+        s = counts @ finite_inc
+        s = np.where(counts @ neg > 0, -np.inf, s)
+        return np.where(counts @ pos > 0, np.inf, s)
+
+    k, n_max = support.size, rule.max_steps
+    final_counts: list[np.ndarray] = []
+    final_probs: list[np.ndarray] = []
+    survival = np.zeros(n_max)
+    counts = np.zeros((1 if rule.first_release else 0, k), dtype=np.int64)
+    mass = np.ones(counts.shape[0])
+
+    def expand(c: np.ndarray, pm: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        eye = np.eye(k, dtype=np.int64)
+        new = (c[:, None, :] + eye[None, :, :]).reshape(-1, k)
+        newp = (pm[:, None] * probs[None, :]).reshape(-1)
+        if new.shape[0] == 0:
+            return new, newp
+        uniq, inv = np.unique(new, axis=0, return_inverse=True)
+        return uniq, np.bincount(inv.reshape(-1), weights=newp, minlength=uniq.shape[0])
+
+    for j in range(n_max):
+        alive = rule.alive(losses(counts)) if counts.shape[0] else np.zeros(0, bool)
+        if rule.lag == 0:
+            final_counts.append(counts[~alive])
+            final_probs.append(mass[~alive])
+            counts, mass = counts[alive], mass[alive]
+            survival[j] = mass.sum()
+            counts, mass = expand(counts, mass)
+            if j + 1 == n_max:
+                final_counts.append(counts)
+                final_probs.append(mass)
+        else:
+            survival[j] = mass.sum()
+            go = alive & (j + 1 < n_max)
+            c_stop, m_stop = expand(counts[~go], mass[~go])
+            final_counts.append(c_stop)
+            final_probs.append(m_stop)
+            counts, mass = expand(counts[go], mass[go])
+    fc = np.concatenate(final_counts) if final_counts else np.zeros((0, k), dtype=np.int64)
+    return losses(fc), np.concatenate(final_probs), survival
+
+
+def _simulate(rule: StoppingRule, mechanism: Mechanism, request: Request | None, x: Hashable,
+              trajectories: int, rng: np.random.Generator,
+              chunk: int = 50_000) -> tuple[np.ndarray, np.ndarray]:
+    """Seeded trajectories under ``P_x``: stopping times ``T`` and final losses (pairs last)."""
+    n_max, p = rule.max_steps, len(rule.pairs)
+    dbs = list(dict.fromkeys(d for pair in rule.pairs for d in pair))
+    thresholds = np.asarray(rule.thresholds)
+    ts, finals = [], []
+    for start in range(0, trajectories, chunk):
+        b = min(chunk, trajectories - start)
+        if not rule.first_release:
+            ts.append(np.zeros(b, dtype=np.int64))
+            finals.append(np.zeros((b, p)))
+            continue
+        y = mechanism.sample(_inputs(request, x), rng, size=(b, n_max))
+        logp = {d: np.asarray(mechanism.log_density(y, _inputs(request, d)), float) for d in dbs}
+        with np.errstate(invalid="ignore"):
+            s = np.cumsum(_increments(rule, logp), axis=1)
+        s = np.where(np.isnan(s), np.inf, s)
+        s = np.concatenate([np.zeros((b, 1, p)), s], axis=1)  # S_0 .. S_N
+        alive = np.all(within(s[:, :n_max, :], thresholds), axis=-1)
+        leading = np.cumprod(alive, axis=1).sum(axis=1)  # alive S_0 .. S_{A-1}
+        t = np.minimum(n_max, leading + rule.lag)
+        ts.append(t)
+        finals.append(s[np.arange(b), t, :])
+    return np.concatenate(ts), np.concatenate(finals)
+
+
+def _hockey(eps: float, loss: np.ndarray) -> np.ndarray:
+    return np.maximum(0.0, -np.expm1(np.minimum(eps - loss, 0.0)))
+
+
+def rule_audit(rule: StoppingRule, mechanism: Mechanism, request: Request | None = None, *,
+               method: str = "auto", nodes: int = 200, trajectories: int = 100_000,
+               seed: int = 0) -> tuple[str, tuple[PairAudit, ...]]:
+    """Audit a :class:`StoppingRule` for i.i.d. rounds of ``(mechanism, request)``, every ordered pair.
+
+    Returns the method used and one :class:`PairAudit` per ordered pair (see :func:`audit`).
+    """
+    if method not in METHODS:
+        raise ParameterError(f"method={method!r}: must be one of {METHODS}")
+    nodes = check_int(nodes, "nodes", minimum=2)
+    trajectories = check_int(trajectories, "trajectories", minimum=2)
+    seed = check_int(seed, "seed", minimum=0)
+    if method == "auto":
+        gauss_pair = isinstance(mechanism, GaussianMechanism) and len(rule.pairs) == 2
+        method = ("quadrature" if gauss_pair else
+                  "exact" if isinstance(mechanism, FiniteMechanism) else "monte-carlo")
+    eps = rule.epsilon
+    out = []
+    if method == "quadrature":
+        if not isinstance(mechanism, GaussianMechanism) or len(rule.pairs) != 2:
+            raise ParameterError("method='quadrature': needs a GaussianMechanism and one pair")
+        (a, b), _ = rule.pairs
+        mu = abs(float(_inputs(request, a)) - float(_inputs(request, b))) / mechanism.sigma
+        mechanism.loss_quantile(0.5, _inputs(request, a), _inputs(request, b))  # sensitivity check
+        if mu == 0.0:
+            raise ParameterError("method='quadrature': the pair's inputs coincide (zero loss); use "
+                                 "method='monte-carlo'")
+        for own, rev in ((0, 1), (1, 0)):
+            tail, hs, surv = _quadrature_pair(rule, rule.thresholds[own], rule.thresholds[rev], mu,
+                                              nodes)
+            out.append(PairAudit(rule.pairs[own], tail, hs, surv))
+    elif method == "exact":
+        if not isinstance(mechanism, FiniteMechanism):
+            raise ParameterError("method='exact': needs a FiniteMechanism")
+        for i, (a, _) in enumerate(rule.pairs):
+            loss, probs, surv = _exact_finite(rule, mechanism, request, a)
+            out.append(PairAudit(rule.pairs[i], math.fsum(probs[loss[:, i] > eps]),
+                                 math.fsum(probs * _hockey(eps, loss[:, i])), tuple(surv.tolist())))
+    else:
+        rng = np.random.default_rng(seed)
+        sims = {}
+        for i, (a, _) in enumerate(rule.pairs):
+            if a not in sims:
+                sims[a] = _simulate(rule, mechanism, request, a, trajectories, rng)
+            t, final = sims[a]
+            over = final[:, i] > eps
+            hs = _hockey(eps, final[:, i])
+            surv = np.array([(t >= k).mean() for k in range(1, rule.max_steps + 1)])
+            n = t.size
+            out.append(PairAudit(rule.pairs[i], float(over.mean()), float(hs.mean()),
+                                 tuple(surv.tolist()), float(over.std() / math.sqrt(n)),
+                                 float(hs.std(ddof=1) / math.sqrt(n)),
+                                 tuple(np.sqrt(surv * (1 - surv) / n).tolist())))
+    return method, tuple(out)
+
+
+def audit(filt: Any, mechanism: Mechanism, request: Request | None = None, *,
+          method: str = "auto", nodes: int = 200, trajectories: int = 100_000, seed: int = 0,
+          confidence: float = 0.95) -> AuditResult:
+    """Audit a filter on i.i.d. rounds of ``(mechanism, request)`` (spec filter.md §1, §3–§5).
+
+    Parameters
+    ----------
+    filt : RealisationFilter, UnionBoundFilter or NaiveBayesianFilter
+        The configured filter (only its configuration is used).
+    mechanism, request
+        The round.
+    method : {"auto", "quadrature", "exact", "monte-carlo"}
+        ``auto`` picks quadrature for a Gaussian with one neighbouring pair, exact dynamic programming
+        for finite outputs, Monte Carlo otherwise.
+    nodes : int
+        Gauss–Legendre nodes per panel (quadrature).
+    trajectories, seed : int
+        Monte Carlo sample size and seed.
+    confidence : float
+        Level of the one-sided Monte Carlo upper bounds.
+
+    Returns
+    -------
+    AuditResult
+
+    Examples
+    --------
+    >>> from lpdp.filters import GaussianMechanism, RealisationFilter, optimal_parameters
+    >>> p = optimal_parameters(1e-3, 48)
+    >>> f = RealisationFilter(6.0, 1e-3, 48, p.delta_tilde, p.theta)
+    >>> r = audit(f, GaussianMechanism(sigma=2.0))
+    >>> r.method, r.tail <= r.bound
+    ('quadrature', True)
+    """
+    confidence = check_probability(confidence, "confidence", open_left=True, open_right=True)
+    rule = filt.iid_rule(mechanism, request)
+    method, pairs = rule_audit(rule, mechanism, request, method=method, nodes=nodes,
+                               trajectories=trajectories, seed=seed)
+    tail = max(p.tail for p in pairs)
+    hs = max(p.hockey_stick_delta for p in pairs)
+    if method == "monte-carlo":
+        z = float(stats.norm.ppf(confidence))
+        n = trajectories
+        tail_up = max(float(stats.beta.ppf(confidence, round(p.tail * n) + 1, n - round(p.tail * n)))
+                      if p.tail < 1 else 1.0 for p in pairs)
+        hs_up = max(min(1.0, p.hockey_stick_delta + z * p.hockey_stick_stderr) for p in pairs)
+        conf: float | None = confidence
+    else:
+        tail_up, hs_up, conf = tail, hs, None
+    return AuditResult(tail, hs, tail_up, hs_up, filt.claimed_delta, method, conf, pairs)

@@ -1,0 +1,508 @@
+"""Mechanisms a privacy filter can run, described by their one-step privacy-loss laws.
+
+A filter needs, for an ordered neighbouring pair ``(x, x')`` and a request, the law of the output and the
+law of the one-step privacy loss ``L = log P_x(Y) / P_x'(Y)`` with ``Y ~ P_x`` (spec filter.md §1). A
+request maps each database of the filter's (finite) domain to the mechanism's *input*; the mechanism
+only sees inputs. Every mechanism gives
+
+* ``sample(value, rng, size=None)``: draw outputs for input ``value``;
+* ``log_density(y, value)``: ``log P_value(y)`` (vectorised over ``y``);
+* ``loss_tail(c, value, other)``: ``P(L > c)``;
+* ``loss_quantile(a, value, other)``: the exact generalised inverse ``u(a) = inf{c : P(L > c) <= a}``
+  (spec filter.md §3, Prop. 1), never an interpolated quantile.
+
+History dependence is carried by the (mechanism, request) the analyst submits at each step: the law of
+``y_i`` given the past is the mechanism submitted for step ``i``.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy import special, stats
+
+from lpdp._validate import check_epsilon, check_int, check_positive, check_probability, check_weights
+from lpdp.errors import ParameterError
+
+__all__ = [
+    "Mechanism",
+    "Request",
+    "GaussianMechanism",
+    "LaplaceMechanism",
+    "FiniteMechanism",
+    "SampledMechanism",
+    "randomised_response",
+    "binary_erasure",
+    "mechanism_from_dict",
+]
+
+
+def _check_level(a: float) -> float:
+    return check_probability(a, "a")
+
+
+class Mechanism(ABC):
+    """A mechanism seen through its output law and its one-step privacy-loss law."""
+
+    @abstractmethod
+    def sample(self, value: Any, rng: np.random.Generator, size: int | None = None) -> Any:
+        """One output (``size=None``) or an array of ``size`` outputs for input ``value``."""
+
+    @abstractmethod
+    def log_density(self, y: Any, value: Any) -> Any:
+        """``log P_value(y)`` (``-inf`` where ``y`` is impossible); vectorised over array ``y``."""
+
+    @abstractmethod
+    def loss_tail(self, c: float, value: Any, other: Any) -> float:
+        """``P(L > c)`` for ``L = log P_value(Y) / P_other(Y)``, ``Y ~ P_value``."""
+
+    @abstractmethod
+    def loss_quantile(self, a: float, value: Any, other: Any) -> float:
+        """``u(a) = inf{c : P(L > c) <= a}`` (``+inf`` if no finite ``c`` works, ``-inf`` if all do)."""
+
+    @abstractmethod
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data from which :func:`mechanism_from_dict` rebuilds the mechanism."""
+
+
+@dataclass(frozen=True)
+class Request:
+    """A request: the mechanism input for each database of the filter's domain.
+
+    Parameters
+    ----------
+    name : str
+        A label (kept in transcripts).
+    values : mapping
+        ``database -> mechanism input``; every database of the filter's pairs must be a key.
+
+    Examples
+    --------
+    >>> r = Request("is-chrome", {"chrome": 1.0, "firefox": 0.0})
+    >>> r("chrome")
+    1.0
+    """
+
+    name: str
+    values: tuple[tuple[Hashable, Any], ...] = field(hash=True)
+    _lookup: dict[Hashable, Any] = field(default_factory=dict, init=False, repr=False, compare=False,
+                                         hash=False)
+
+    def __init__(self, name: str, values: Mapping[Hashable, Any]) -> None:
+        if not isinstance(name, str):
+            raise ParameterError(f"name={name!r}: must be a string")
+        items = tuple(values.items())
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "values", items)
+        object.__setattr__(self, "_lookup", dict(items))
+
+    def __call__(self, database: Hashable) -> Any:
+        try:
+            return self._lookup[database]
+        except KeyError:
+            raise ParameterError(f"request {self.name!r}: no input for database {database!r} "
+                                 f"(known: {sorted(map(repr, self._lookup))})") from None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data (``{"name", "values": [[database, input], ...]}``)."""
+        return {"name": self.name, "values": [list(kv) for kv in self.values]}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Request:
+        """Inverse of :meth:`to_dict`."""
+        return cls(data["name"], {_hashable(k): v for k, v in data["values"]})
+
+
+def _hashable(x: Any) -> Hashable:
+    return tuple(_hashable(v) for v in x) if isinstance(x, list) else x
+
+
+def _gaussian_quantile(a: float, mu: float) -> float:
+    # u(a) = μ²/2 + μ Φ^{-1}(1-a), written -ndtri(a) so tiny a keeps every digit.
+    if a >= 1.0:
+        return -math.inf
+    if mu == 0.0:
+        return 0.0
+    return mu * mu / 2.0 - mu * float(special.ndtri(a))
+
+
+@dataclass(frozen=True)
+class GaussianMechanism(Mechanism):
+    """``Y = value + N(0, sigma²)``; the loss for inputs at distance ``d`` is ``N(μ²/2, μ²)``, ``μ = d/σ``.
+
+    ``sensitivity`` bounds ``|value - other|`` over the filter's pairs (checked); it is what the
+    mechanism-level baselines charge (spec filter.md §2), while the realisation-level filter uses the
+    actual distance.
+
+    Examples
+    --------
+    >>> m = GaussianMechanism(sigma=2.0)
+    >>> round(m.loss_quantile(0.5, 1, 0), 6)   # the median of N(1/8, 1/4)
+    0.125
+    """
+
+    sigma: float
+    sensitivity: float = 1.0
+
+    def __post_init__(self) -> None:
+        check_positive(self.sigma, "sigma")
+        check_positive(self.sensitivity, "sensitivity")
+
+    @property
+    def mu(self) -> float:
+        """``sensitivity / sigma``: the Gaussian DP parameter of one worst-case round."""
+        return self.sensitivity / self.sigma
+
+    def _mu(self, value: Any, other: Any) -> float:
+        d = abs(float(value) - float(other))
+        if d > self.sensitivity * (1 + 1e-12):
+            raise ParameterError(f"inputs {value!r} and {other!r} are {d} apart: the Gaussian mechanism's "
+                                 f"sensitivity={self.sensitivity} allows at most that")
+        return d / self.sigma
+
+    def sample(self, value: Any, rng: np.random.Generator, size: int | None = None) -> Any:
+        return float(value) + self.sigma * rng.standard_normal(size)
+
+    def log_density(self, y: Any, value: Any) -> Any:
+        z = (np.asarray(y, dtype=float) - float(value)) / self.sigma
+        return -0.5 * z * z - math.log(self.sigma) - 0.5 * math.log(2 * math.pi)
+
+    def loss_tail(self, c: float, value: Any, other: Any) -> float:
+        mu = self._mu(value, other)
+        if mu == 0.0:
+            return 1.0 if c < 0 else 0.0
+        return float(special.ndtr((mu * mu / 2.0 - c) / mu))
+
+    def loss_quantile(self, a: float, value: Any, other: Any) -> float:
+        return _gaussian_quantile(_check_level(a), self._mu(value, other))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "gaussian", "sigma": self.sigma, "sensitivity": self.sensitivity}
+
+
+@dataclass(frozen=True)
+class LaplaceMechanism(Mechanism):
+    """``Y = value + Laplace(scale)``; for inputs at distance ``d`` and ``r = d/scale`` the loss has atoms
+    ``P(L = r) = 1/2``, ``P(L = -r) = e^{-r}/2`` and, between, ``P(L > c) = 1 - e^{(c-r)/2}/2``.
+
+    Examples
+    --------
+    >>> m = LaplaceMechanism(scale=1.0)
+    >>> m.loss_quantile(0.25, 1, 0)   # the atom at r = 1 carries mass 1/2 > 0.25
+    1.0
+    """
+
+    scale: float
+    sensitivity: float = 1.0
+
+    def __post_init__(self) -> None:
+        check_positive(self.scale, "scale")
+        check_positive(self.sensitivity, "sensitivity")
+
+    def _r(self, value: Any, other: Any) -> float:
+        d = abs(float(value) - float(other))
+        if d > self.sensitivity * (1 + 1e-12):
+            raise ParameterError(f"inputs {value!r} and {other!r} are {d} apart: the Laplace mechanism's "
+                                 f"sensitivity={self.sensitivity} allows at most that")
+        return d / self.scale
+
+    def sample(self, value: Any, rng: np.random.Generator, size: int | None = None) -> Any:
+        return float(value) + rng.laplace(0.0, self.scale, size)
+
+    def log_density(self, y: Any, value: Any) -> Any:
+        return -np.abs(np.asarray(y, dtype=float) - float(value)) / self.scale - math.log(2 * self.scale)
+
+    def loss_tail(self, c: float, value: Any, other: Any) -> float:
+        r = self._r(value, other)
+        if c >= r:
+            return 0.0
+        if c < -r:
+            return 1.0
+        return 1.0 - 0.5 * math.exp((c - r) / 2.0)
+
+    def loss_quantile(self, a: float, value: Any, other: Any) -> float:
+        a = _check_level(a)
+        r = self._r(value, other)
+        if a >= 1.0:
+            return -math.inf
+        if r == 0.0:
+            return 0.0
+        if a >= 1.0 - 0.5 * math.exp(-r):
+            return -r
+        if a <= 0.5:
+            return r
+        return r + 2.0 * math.log(2.0 * (1.0 - a))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "laplace", "scale": self.scale, "sensitivity": self.sensitivity}
+
+
+@dataclass(frozen=True)
+class FiniteMechanism(Mechanism):
+    """A mechanism with finitely many outputs, given as one probability row per input.
+
+    Parameters
+    ----------
+    table : mapping
+        ``input -> probabilities`` of the outputs (each row non-negative, summing to 1).
+    outputs : sequence, optional
+        Output labels (JSON scalars); default ``0 .. K-1``.
+
+    The loss law of a pair is an exact PMF (:meth:`loss_pmf`); outputs impossible under ``other`` give
+    the atom ``+inf``.
+
+    Examples
+    --------
+    >>> m = FiniteMechanism({0: [0.75, 0.25], 1: [0.25, 0.75]})
+    >>> m.loss_pmf(0, 1)
+    (array([-1.09861229,  1.09861229]), array([0.25, 0.75]))
+    """
+
+    table: tuple[tuple[Hashable, tuple[float, ...]], ...]
+    outputs: tuple[Hashable, ...]
+    _rows: dict[Hashable, np.ndarray] = field(default_factory=dict, init=False, repr=False,
+                                              compare=False, hash=False)
+    _index: dict[Hashable, int] = field(default_factory=dict, init=False, repr=False, compare=False,
+                                        hash=False)
+    _plain_labels: bool = field(default=True, init=False, repr=False, compare=False, hash=False)
+
+    def __init__(self, table: Mapping[Hashable, Sequence[float]],
+                 outputs: Sequence[Hashable] | None = None) -> None:
+        if len(table) == 0:
+            raise ParameterError("table={}: at least one input row is needed")
+        rows = {v: check_weights(p, name=f"table[{v!r}]") for v, p in table.items()}
+        sizes = {r.size for r in rows.values()}
+        if len(sizes) != 1:
+            raise ParameterError(f"table: rows have different lengths {sorted(sizes)}")
+        k = sizes.pop()
+        labels = tuple(range(k)) if outputs is None else tuple(outputs)
+        if len(labels) != k or len(set(labels)) != k:
+            raise ParameterError(f"outputs={labels!r}: need {k} distinct labels, one per column")
+        object.__setattr__(self, "table", tuple((v, tuple(r.tolist())) for v, r in rows.items()))
+        object.__setattr__(self, "outputs", labels)
+        object.__setattr__(self, "_rows", rows)
+        object.__setattr__(self, "_index", {y: i for i, y in enumerate(labels)})
+        object.__setattr__(self, "_plain_labels", labels == tuple(range(k)))
+
+    def _row(self, value: Any) -> np.ndarray:
+        try:
+            return self._rows[value]
+        except KeyError:
+            raise ParameterError(f"input {value!r}: not in the mechanism's table "
+                                 f"(inputs: {list(self._rows)})") from None
+
+    def probabilities(self, value: Any) -> np.ndarray:
+        """The output probabilities for input ``value`` (in the order of :attr:`outputs`)."""
+        return self._row(value).copy()
+
+    def sample(self, value: Any, rng: np.random.Generator, size: int | None = None) -> Any:
+        cdf = np.cumsum(self._row(value))
+        idx = np.minimum(np.searchsorted(cdf, rng.random(size) * cdf[-1], side="right"),
+                         len(self.outputs) - 1)
+        if size is None:
+            return self.outputs[int(idx)]
+        return idx if self._plain_labels else np.asarray(self.outputs, dtype=object)[idx]
+
+    def log_density(self, y: Any, value: Any) -> Any:
+        with np.errstate(divide="ignore"):
+            logp = np.log(self._row(value))
+        if np.ndim(y) == 0:
+            return float(logp[self._output_index(y)])
+        y = np.asarray(y)
+        if self._plain_labels and np.issubdtype(y.dtype, np.integer):
+            if y.size and (y.min() < 0 or y.max() >= logp.size):
+                raise ParameterError(f"outputs: must be in 0..{logp.size - 1}")
+            return logp[y]
+        return logp[np.fromiter((self._output_index(v) for v in np.ravel(y)), dtype=int)].reshape(
+            np.shape(y))
+
+    def _output_index(self, y: Any) -> int:
+        try:
+            return self._index[y]
+        except (KeyError, TypeError):
+            raise ParameterError(f"output {y!r}: not one of the mechanism's outputs "
+                                 f"{list(self.outputs)}") from None
+
+    def losses(self, value: Any, other: Any) -> np.ndarray:
+        """The loss of each output (``+inf`` where impossible under ``other``, ``nan`` where impossible
+        under ``value``)."""
+        p, q = self._row(value), self._row(other)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = np.log(p) - np.log(q)
+        out[p == 0] = np.nan
+        return out
+
+    def loss_pmf(self, value: Any, other: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Distinct losses (ascending) and their probabilities under ``value``; exact, atoms merged."""
+        p = self._row(value)
+        loss = self.losses(value, other)
+        keep = p > 0
+        values, inverse = np.unique(loss[keep], return_inverse=True)
+        return values, np.bincount(inverse, weights=p[keep], minlength=values.size)
+
+    def loss_tail(self, c: float, value: Any, other: Any) -> float:
+        values, probs = self.loss_pmf(value, other)
+        return min(1.0, math.fsum(probs[values > c]))
+
+    def loss_quantile(self, a: float, value: Any, other: Any) -> float:
+        a = _check_level(a)
+        if a >= 1.0:
+            return -math.inf
+        values, probs = self.loss_pmf(value, other)
+        # Walk down from the largest atom; P(L > values[j]) is the mass strictly above it.
+        above = 0.0
+        best = math.inf
+        for j in range(values.size - 1, -1, -1):
+            if above > a:
+                break
+            best = float(values[j])
+            above = math.fsum((above, float(probs[j])))
+        return best
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "finite", "table": [[v, list(p)] for v, p in self.table],
+                "outputs": list(self.outputs)}
+
+
+def randomised_response(k: int, epsilon0: float) -> FiniteMechanism:
+    """k-ary randomised response: report the input with probability ``e^ε0 / (e^ε0 + k - 1)``, else one
+    of the other ``k - 1`` values uniformly. Inputs and outputs are ``0 .. k-1``.
+
+    Examples
+    --------
+    >>> m = randomised_response(2, math.log(3.0))
+    >>> m.probabilities(0)
+    array([0.75, 0.25])
+    """
+    k = check_int(k, "k", minimum=2)
+    epsilon0 = check_epsilon(epsilon0, "epsilon0")
+    keep = 1.0 / (1.0 + (k - 1) * math.exp(-epsilon0))
+    other = (1.0 - keep) / (k - 1)
+    return FiniteMechanism({v: [keep if y == v else other for y in range(k)] for v in range(k)})
+
+
+def binary_erasure(p: float) -> FiniteMechanism:
+    """Binary erasure (spec filter.md §4): ``Y = X`` with probability ``p``, else the symbol ``"?"``.
+
+    Examples
+    --------
+    >>> binary_erasure(0.001).loss_quantile(0.001, 0, 1)   # P(L > 0) = p <= 0.001
+    0.0
+    """
+    p = check_probability(p, "p")
+    return FiniteMechanism({0: [p, 0.0, 1.0 - p], 1: [0.0, p, 1.0 - p]}, outputs=(0, 1, "?"))
+
+
+class SampledMechanism(Mechanism):
+    """A black-box mechanism known only through a sampler and a log-density.
+
+    Tail probabilities and quantiles are Monte Carlo estimates from ``samples`` draws, each rounded to
+    the conservative side at the stated ``confidence``: ``loss_tail`` is a one-sided Clopper–Pearson
+    upper bound, and ``loss_quantile(a)`` is the order statistic ``L_(k)`` (k-th largest) with the
+    largest ``k`` such that ``P(Bin(n, a) <= k - 1) <= 1 - confidence``, which is ``>= u(a)`` with
+    probability at least ``confidence`` (because ``P(L >= u(a)) >= a``). When no such ``k`` exists the
+    answer is ``+inf`` (not enough samples to certify the level). Estimates are cached per pair, so a
+    filter's decisions are reproducible for a given ``seed``.
+
+    Parameters
+    ----------
+    sampler : callable
+        ``sampler(value, rng, size) -> array`` of outputs.
+    log_density : callable
+        ``log_density(y_array, value) -> array`` of ``log P_value(y)``.
+    name : str
+        A label (transcripts keep it; replay needs the object passed back in).
+    samples : int
+        Draws per pair.
+    confidence : float
+        Confidence level of every estimate, in (0, 1).
+    seed : int
+        Seed of the draws.
+
+    Examples
+    --------
+    >>> g = GaussianMechanism(sigma=1.0)
+    >>> m = SampledMechanism(g.sample, g.log_density, name="gauss", samples=20_000, seed=1)
+    >>> m.loss_quantile(0.01, 1.0, 0.0) >= g.loss_quantile(0.01, 1.0, 0.0) - 0.2
+    True
+    """
+
+    def __init__(self, sampler: Callable[..., Any], log_density: Callable[[Any, Any], Any], *,
+                 name: str, samples: int = 100_000, confidence: float = 0.99, seed: int = 0) -> None:
+        self.sampler = sampler
+        self.log_density_fn = log_density
+        self.name = name
+        self.samples = check_int(samples, "samples", minimum=1)
+        self.confidence = check_probability(confidence, "confidence", open_left=True, open_right=True)
+        self.seed = check_int(seed, "seed", minimum=0)
+        self._cache: dict[tuple[Any, Any], np.ndarray] = {}
+
+    def sample(self, value: Any, rng: np.random.Generator, size: int | None = None) -> Any:
+        if size is None:
+            return np.asarray(self.sampler(value, rng, 1))[0]
+        return np.asarray(self.sampler(value, rng, size))
+
+    def log_density(self, y: Any, value: Any) -> Any:
+        return self.log_density_fn(y, value)
+
+    def _losses(self, value: Any, other: Any) -> np.ndarray:
+        key = (value, other)
+        if key not in self._cache:
+            rng = np.random.default_rng([self.seed, len(self._cache)])
+            y = self.sample(value, rng, self.samples)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                loss = np.asarray(self.log_density(y, value), float) - np.asarray(
+                    self.log_density(y, other), float)
+            self._cache[key] = np.sort(np.nan_to_num(loss, nan=math.inf))[::-1]
+        return self._cache[key]
+
+    def loss_tail(self, c: float, value: Any, other: Any) -> float:
+        loss = self._losses(value, other)
+        k = int(np.count_nonzero(loss > c))
+        if k == loss.size:
+            return 1.0
+        return float(stats.beta.ppf(self.confidence, k + 1, loss.size - k))
+
+    def loss_quantile(self, a: float, value: Any, other: Any) -> float:
+        a = _check_level(a)
+        if a >= 1.0:
+            return -math.inf
+        loss = self._losses(value, other)
+        n, alpha = loss.size, 1.0 - self.confidence
+        j = int(stats.binom.ppf(alpha, n, a))
+        if stats.binom.cdf(j, n, a) > alpha:
+            j -= 1
+        return math.inf if j < 0 else float(loss[min(j, n - 1)])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "sampled", "name": self.name}
+
+
+def mechanism_from_dict(data: Mapping[str, Any],
+                        named: Mapping[str, Mechanism] | None = None) -> Mechanism:
+    """Rebuild a mechanism from :meth:`Mechanism.to_dict` data (``named`` supplies sampled ones).
+
+    Examples
+    --------
+    >>> mechanism_from_dict({"type": "gaussian", "sigma": 2.0, "sensitivity": 1.0})
+    GaussianMechanism(sigma=2.0, sensitivity=1.0)
+    """
+    kind = data.get("type")
+    if kind == "gaussian":
+        return GaussianMechanism(data["sigma"], data["sensitivity"])
+    if kind == "laplace":
+        return LaplaceMechanism(data["scale"], data["sensitivity"])
+    if kind == "finite":
+        return FiniteMechanism({_hashable(v): p for v, p in data["table"]},
+                               [_hashable(y) for y in data["outputs"]])
+    if kind == "sampled":
+        if named is None or data["name"] not in named:
+            raise ParameterError(f"mechanism {data['name']!r}: a sampled mechanism cannot be rebuilt "
+                                 "from data; pass it in `mechanisms={name: mechanism}`")
+        return named[data["name"]]
+    raise ParameterError(f"mechanism type={kind!r}: must be one of gaussian, laplace, finite, sampled")

@@ -1,0 +1,456 @@
+"""Realisation-level privacy filters: Algorithm 1 of Taylor, Vippathalla and Coon, lpdp's union-bound
+filter, and Pan's naive filter (unsafe, for demonstrations).
+
+Every filter keeps the realised privacy loss ``l^{(i)}(x, x')`` of each ordered neighbouring pair
+(spec filter.md §1), asks before charging (:meth:`ask`), records the released output (:meth:`record`),
+costs O(pairs) per step whatever the number of steps so far, and keeps a transcript that can be saved
+and replayed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from lpdp._validate import check_delta, check_epsilon, check_int, check_probability
+from lpdp._version import __version__
+from lpdp.errors import BudgetExhaustedError, LpdpError, ParameterError
+from lpdp.filters.mechanisms import Mechanism, Request, mechanism_from_dict
+from lpdp.filters.params import check_budget
+
+__all__ = [
+    "StoppingRule",
+    "RealisationFilter",
+    "UnionBoundFilter",
+    "NaiveBayesianFilter",
+    "LOSS_TIE_TOL",
+    "within",
+]
+
+#: Realised losses within this (relative to ``max(1, |bound|)``) of a bound count as ties, which
+#: continue (spec filter.md §3: "a tie (=) continues"). Lattice losses such as ``3 ln 3 - ln 3 - ln 3``
+#: against ``ln 3`` differ by rounding only; for continuous losses the extra continuation probability
+#: is at most ``1e-10 × density`` per step.
+LOSS_TIE_TOL = 1e-10
+
+Step = tuple[Mechanism, Request | None]
+
+
+def within(loss: Any, bound: Any) -> Any:
+    """``loss <= bound`` up to :data:`LOSS_TIE_TOL` (elementwise; infinite bounds compare exactly)."""
+    if isinstance(loss, float) and isinstance(bound, float):  # the filter's per-step fast path
+        if math.isfinite(bound):
+            return loss <= bound + LOSS_TIE_TOL * max(1.0, abs(bound))
+        return loss <= bound
+    loss = np.asarray(loss, dtype=float)
+    bound = np.asarray(bound, dtype=float)
+    with np.errstate(invalid="ignore"):
+        slack = np.where(np.isfinite(bound), LOSS_TIE_TOL * np.maximum(1.0, np.abs(bound)), 0.0)
+        return loss <= bound + slack
+
+
+def _plain(y: Any) -> Any:
+    return y.item() if isinstance(y, np.generic) else y
+
+
+def _step_key(mechanism: Mechanism, request: Request | None) -> Step:
+    if not isinstance(mechanism, Mechanism):
+        raise ParameterError(f"mechanism={mechanism!r}: must be an lpdp.filters Mechanism")
+    if request is not None and not isinstance(request, Request):
+        raise ParameterError(f"request={request!r}: must be an lpdp.filters.Request or None")
+    return mechanism, request
+
+
+def _normalise_next(nxt: Sequence[Any] | None, current: Step) -> tuple[Step, ...]:
+    if nxt is None:
+        return (current,)
+    out = []
+    for item in nxt:
+        out.append(_step_key(*item) if isinstance(item, tuple) else _step_key(item, None))
+    if not out:
+        raise ParameterError("next=[]: list at least one possible next (mechanism, request)")
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class StoppingRule:
+    """A filter specialised to i.i.d. rounds: a threshold on every ordered pair's running loss.
+
+    ``T >= t`` (1 <= t <= N) iff ``first_release`` and the running losses ``S_j`` of every ordered
+    pair satisfy ``S_j <= threshold`` for ``j = 0 .. t-1-lag``. The realisation-level filter has
+    ``lag = 1`` (its decision at step i uses ``l^{(i-1)}`` for step i+1, spec filter.md §3, Prop. 1);
+    one-step filters have ``lag = 0``.
+    """
+
+    epsilon: float
+    max_steps: int
+    pairs: tuple[tuple[Hashable, Hashable], ...]
+    first_release: bool
+    thresholds: tuple[float, ...]
+    lag: int
+
+    def alive(self, losses: Any) -> Any:
+        """Whether every ordered pair is within its threshold (``losses`` has the pairs last)."""
+        return np.all(within(losses, np.asarray(self.thresholds)), axis=-1)
+
+
+class _Filter(ABC):
+    """Shared bookkeeping: pairs, realised losses, ask/record protocol, transcript."""
+
+    def __init__(self, epsilon: float, max_steps: int,
+                 pairs: Sequence[tuple[Hashable, Hashable]]) -> None:
+        self.epsilon = check_epsilon(epsilon)
+        self.max_steps = check_int(max_steps, "max_steps")
+        unordered = tuple(tuple(p) for p in pairs)
+        if not unordered:
+            raise ParameterError("pairs=(): at least one neighbouring pair is needed")
+        for p in unordered:
+            if len(p) != 2 or p[0] == p[1]:
+                raise ParameterError(f"pairs: {p!r} must be two different databases")
+        self.pairs = unordered
+        self.ordered_pairs = tuple(q for a, b in unordered for q in ((a, b), (b, a)))
+        self._databases = tuple(dict.fromkeys(x for p in unordered for x in p))
+        self._loss = [0.0] * len(self.ordered_pairs)
+        self._steps = 0
+        self._pending: Step | None = None
+        self._halted: str | None = None
+        self._log: list[tuple[Step, tuple[Step, ...] | None, Any]] = []
+        self._refused: Step | None = None
+        self._cache: dict[tuple[Step, float], tuple[float, ...]] = {}
+
+    # -- configuration ----------------------------------------------------------------------------
+    @abstractmethod
+    def config(self) -> dict[str, Any]:
+        """The constructor arguments (plain data)."""
+
+    @abstractmethod
+    def iid_rule(self, mechanism: Mechanism, request: Request | None = None) -> StoppingRule:
+        """This filter's rule when every round is ``(mechanism, request)``."""
+
+    @abstractmethod
+    def _grant(self, step: int, current: Step, nxt: Sequence[Any] | None) -> str | None:
+        """``None`` if step ``step`` may run (and update look-ahead state), else the halt reason."""
+
+    # -- helpers ---------------------------------------------------------------------------------
+    def _quantiles(self, step: Step, level: float) -> tuple[float, ...]:
+        """``u(level)`` of ``step``'s loss for every ordered pair (cached)."""
+        key = (step, level)
+        out = self._cache.get(key)
+        if out is None:
+            mech, req = step
+            out = tuple(mech.loss_quantile(level, *self._inputs(req, a, b))
+                        for a, b in self.ordered_pairs)
+            self._cache[key] = out
+        return out
+
+    @staticmethod
+    def _inputs(request: Request | None, a: Hashable, b: Hashable) -> tuple[Any, Any]:
+        return (a, b) if request is None else (request(a), request(b))
+
+    # -- the protocol ----------------------------------------------------------------------------
+    def ask(self, mechanism: Mechanism, request: Request | None = None, *,
+            next: Sequence[Any] | None = None) -> bool:  # noqa: A002 - the natural name
+        """Whether the next step may run ``mechanism`` on ``request``; ``False`` halts the filter.
+
+        ``next`` lists every (mechanism, request) the analyst might submit at the step after this one
+        (default: this one again). The realisation-level filter's look-ahead covers all of them; the
+        one-step filters ignore it. Raises :class:`BudgetExhaustedError` once halted.
+        """
+        if self._halted is not None:
+            raise BudgetExhaustedError(f"the filter has halted after {self._steps} releases: "
+                                       f"{self._halted}")
+        if self._pending is not None:
+            raise ParameterError(f"ask: step {self._steps + 1} was granted but its output was not "
+                                 "recorded; call record(y) first")
+        current = _step_key(mechanism, request)
+        reason = self._grant(self._steps + 1, current, next)
+        if reason is not None:
+            self._halted = reason
+            self._refused = current
+            return False
+        self._pending = current
+        self._log.append((current, None if next is None else _normalise_next(next, current), None))
+        return True
+
+    def record(self, y: Any) -> None:
+        """Record the released output of the granted step and update every pair's realised loss."""
+        if self._pending is None:
+            if self._halted is not None:
+                raise BudgetExhaustedError(f"the filter has halted after {self._steps} releases: "
+                                           f"{self._halted}")
+            raise ParameterError("record: no step was granted; call ask(...) first")
+        mech, req = self._pending
+        logp = {x: float(mech.log_density(y, x if req is None else req(x))) for x in self._databases}
+        loss = self._loss
+        for k, (a, b) in enumerate(self.pairs):
+            d = logp[a] - logp[b]
+            if math.isnan(d):  # impossible under both: conservative
+                loss[2 * k] = loss[2 * k + 1] = math.inf
+                continue
+            fwd, bwd = loss[2 * k] + d, loss[2 * k + 1] - d
+            loss[2 * k] = math.inf if math.isnan(fwd) else fwd
+            loss[2 * k + 1] = math.inf if math.isnan(bwd) else bwd
+        self._steps += 1
+        self._log[-1] = (*self._log[-1][:2], _plain(y))
+        self._pending = None
+
+    # -- reporting -------------------------------------------------------------------------------
+    @property
+    def steps(self) -> int:
+        """Outputs released so far."""
+        return self._steps
+
+    @property
+    def halted(self) -> bool:
+        """Whether the filter has refused a step (no further step is possible)."""
+        return self._halted is not None
+
+    @property
+    def remaining_steps(self) -> int:
+        """An upper bound on further releases (0 once halted or once the cap N is reached)."""
+        return 0 if self._halted is not None else self.max_steps - self._steps
+
+    def spent(self) -> dict[tuple[Hashable, Hashable], float]:
+        """The realised privacy loss ``l^{(i)}(x, x')`` of every ordered pair."""
+        return dict(zip(self.ordered_pairs, self._loss, strict=True))
+
+    # -- transcript ------------------------------------------------------------------------------
+    def transcript(self) -> dict[str, Any]:
+        """Plain data: configuration, every granted step (mechanism, request, next, output) and the
+        refused step, if any, with the lpdp version."""
+        def step(s: Step) -> dict[str, Any]:
+            return {"mechanism": s[0].to_dict(), "request": None if s[1] is None else s[1].to_dict()}
+
+        steps = [{**step(cur), "next": None if nxt is None else [step(s) for s in nxt], "output": y}
+                 for cur, nxt, y in self._log]
+        return {"filter": type(self).__name__, "config": self.config(),
+                "pairs": [list(p) for p in self.pairs], "steps": steps,
+                "refused": None if self._refused is None else step(self._refused),
+                "lpdp_version": __version__}
+
+    def save(self, path: str | Path) -> Path:
+        """Write :meth:`transcript` as JSON."""
+        path = Path(path)
+        path.write_text(json.dumps(self.transcript(), indent=1) + "\n", encoding="utf-8")
+        return path
+
+    @classmethod
+    def replay(cls, transcript: Mapping[str, Any] | str | Path,
+               mechanisms: Mapping[str, Mechanism] | None = None) -> _Filter:
+        """Rebuild a filter from a transcript (dict or JSON file) by re-running every step.
+
+        Raises :class:`LpdpError` if a decision differs from the recorded one (the transcript was
+        altered, or made by another configuration). ``mechanisms`` supplies sampled mechanisms by name.
+        """
+        if not isinstance(transcript, Mapping):
+            transcript = json.loads(Path(transcript).read_text(encoding="utf-8"))
+        if transcript.get("filter") != cls.__name__:
+            raise LpdpError(f"transcript of a {transcript.get('filter')!r}, not a {cls.__name__}")
+
+        def step(d: Mapping[str, Any]) -> Step:
+            req = None if d["request"] is None else Request.from_dict(d["request"])
+            return mechanism_from_dict(d["mechanism"], mechanisms), req
+
+        pairs = [tuple(_key(x) for x in p) for p in transcript["pairs"]]
+        filt = cls(**transcript["config"], pairs=pairs)
+        for i, d in enumerate(transcript["steps"], start=1):
+            nxt = None if d["next"] is None else [step(s) for s in d["next"]]
+            if not filt.ask(*step(d), next=nxt):
+                raise LpdpError(f"transcript step {i}: the filter refuses it on replay")
+            filt.record(d["output"])
+        if transcript["refused"] is not None and filt.ask(*step(transcript["refused"])):
+            raise LpdpError("transcript: the refused step is granted on replay")
+        return filt
+
+
+def _key(x: Any) -> Hashable:
+    return tuple(x) if isinstance(x, list) else x
+
+
+def _bound(epsilon: float, *quantiles: float) -> float:
+    """``ε - Σ u`` with ``+inf`` quantiles giving ``-inf`` (never NaN)."""
+    if math.inf in quantiles:
+        return -math.inf
+    return epsilon - math.fsum(quantiles)
+
+
+class RealisationFilter(_Filter):
+    """The realisation-level privacy filter (Algorithm 1; spec filter.md §3).
+
+    The first release is allowed iff ``P_x(L_1 > ε) <= δ̃`` for every ordered pair. At step i, before
+    ``y_i`` is drawn, the filter decides whether step i+1 will be allowed: for every ordered pair and
+    every possible next request ``r`` (the intersection rule), ``P_x(Y_i ∈ Ỹ_i(δ̃)) >= 1 - θ``. Because
+    the inner probability ``P_x(l^{(i-1)} + L_i(y) + L_{i+1} > ε)`` is non-decreasing in ``L_i(y)``,
+    ``Ỹ_i = {y : L_i(y) <= ε - l^{(i-1)} - max_r u_r(δ̃)}`` and the check is exactly
+
+        ``l^{(i-1)}(x, x') <= ε - u_i(θ) - max_r u_r(δ̃)``   (a tie continues),
+
+    with ``u`` the exact generalised-inverse quantiles of the one-step losses; for i.i.d. rounds this is
+    Proposition 1's ``l^{(i-1)} <= κ``. Also ``T <= N``. Guarantee (Theorem 1):
+    ``P_x(l^{(T)} > ε) <= δ̃ + (1 - δ̃) θ (E[T] - 1) <= δ``.
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        The budget.
+    max_steps : int
+        N, the largest number of releases.
+    delta_tilde, theta : float
+        With ``δ̃ + θ (1 - δ̃) N <= δ`` (see :func:`lpdp.filters.optimal_parameters`).
+    pairs : sequence of (database, database)
+        The neighbouring pairs; both orderings are checked.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lpdp.filters import GaussianMechanism, optimal_parameters
+    >>> p = optimal_parameters(1e-3, 48)
+    >>> f = RealisationFilter(6.0, 1e-3, 48, p.delta_tilde, p.theta, pairs=[(1, 0)])
+    >>> g, rng = GaussianMechanism(sigma=2.0), np.random.default_rng(0)
+    >>> while f.ask(g):
+    ...     f.record(g.sample(1, rng))
+    >>> 1 <= f.steps <= 48
+    True
+    """
+
+    def __init__(self, epsilon: float, delta: float, max_steps: int, delta_tilde: float,
+                 theta: float, pairs: Sequence[tuple[Hashable, Hashable]] = ((1, 0),)) -> None:
+        super().__init__(epsilon, max_steps, pairs)
+        self.delta = check_delta(delta)
+        self.delta_tilde = check_probability(delta_tilde, "delta_tilde")
+        self.theta = check_probability(theta, "theta")
+        check_budget(self.delta, self.max_steps, self.delta_tilde, self.theta)
+        self.claimed_delta = self.delta
+        self._next_ok = False
+        self._next_reason = ""
+        self._declared: frozenset[Step] = frozenset()
+
+    def config(self) -> dict[str, Any]:
+        return {"epsilon": self.epsilon, "delta": self.delta, "max_steps": self.max_steps,
+                "delta_tilde": self.delta_tilde, "theta": self.theta}
+
+    def _grant(self, step: int, current: Step, nxt: Sequence[Any] | None) -> str | None:
+        if step == 1:
+            for (a, b), u in zip(self.ordered_pairs, self._quantiles(current, self.delta_tilde),
+                                 strict=True):
+                if not self.epsilon >= u:
+                    return (f"first release: P(L_1 > epsilon) > delta_tilde for the pair "
+                            f"({a!r}, {b!r}) (u(delta_tilde) = {u:.6g} > epsilon = {self.epsilon})")
+        elif not self._next_ok:
+            return self._next_reason
+        elif current not in self._declared:
+            raise ParameterError(f"ask: ({current[0]!r}, {current[1]!r}) was not among the possible "
+                                 "next requests declared at the previous step (`next=`)")
+        candidates = _normalise_next(nxt, current)
+        if step >= self.max_steps:
+            self._next_ok, self._next_reason = False, f"max_steps={self.max_steps} reached"
+            return None
+        u_theta = self._quantiles(current, self.theta)
+        u_next = [max(col) for col in zip(*(self._quantiles(c, self.delta_tilde)
+                                            for c in candidates), strict=True)]
+        self._next_ok, self._next_reason = True, ""
+        for (a, b), loss, ut, un in zip(self.ordered_pairs, self._loss, u_theta, u_next, strict=True):
+            bound = _bound(self.epsilon, ut, un)
+            if not within(loss, bound):
+                self._next_ok = False
+                self._next_reason = (f"look-ahead at step {step}: realised loss {loss:.6g} of the pair "
+                                     f"({a!r}, {b!r}) exceeds epsilon - u(theta) - u(delta_tilde) = "
+                                     f"{bound:.6g}")
+                break
+        self._declared = frozenset(candidates)
+        return None
+
+    def iid_rule(self, mechanism: Mechanism, request: Request | None = None) -> StoppingRule:
+        step = _step_key(mechanism, request)
+        ud = self._quantiles(step, self.delta_tilde)
+        ut = self._quantiles(step, self.theta)
+        return StoppingRule(self.epsilon, self.max_steps, self.ordered_pairs,
+                            first_release=all(self.epsilon >= u for u in ud),
+                            thresholds=tuple(_bound(self.epsilon, a, b)
+                                             for a, b in zip(ut, ud, strict=True)),
+                            lag=1)
+
+
+class _OneStepFilter(_Filter):
+    """Release ``y_i`` iff ``P_x(l^{(i)} > ε | r^i, y^{i-1}) <= level`` for every ordered pair, i.e.
+    ``l^{(i-1)} <= ε - u_i(level)``; at most N releases."""
+
+    def __init__(self, epsilon: float, max_steps: int, level: float,
+                 pairs: Sequence[tuple[Hashable, Hashable]]) -> None:
+        super().__init__(epsilon, max_steps, pairs)
+        self._level = level
+
+    def _grant(self, step: int, current: Step, nxt: Sequence[Any] | None) -> str | None:
+        if step > self.max_steps:
+            return f"max_steps={self.max_steps} reached"
+        for (a, b), loss, u in zip(self.ordered_pairs, self._loss,
+                                   self._quantiles(current, self._level), strict=True):
+            bound = _bound(self.epsilon, u)
+            if not within(loss, bound):
+                return (f"step {step}: P(l > epsilon) > {self._level:.6g} for the pair ({a!r}, {b!r}) "
+                        f"(realised loss {loss:.6g} > epsilon - u = {bound:.6g})")
+        return None
+
+    def iid_rule(self, mechanism: Mechanism, request: Request | None = None) -> StoppingRule:
+        u = self._quantiles(_step_key(mechanism, request), self._level)
+        thresholds = tuple(_bound(self.epsilon, x) for x in u)
+        return StoppingRule(self.epsilon, self.max_steps, self.ordered_pairs,
+                            first_release=bool(np.all(within(0.0, np.asarray(thresholds)))),
+                            thresholds=thresholds, lag=0)
+
+
+class UnionBoundFilter(_OneStepFilter):
+    """lpdp's own one-step union-bound filter (spec filter.md §5; not from the paper).
+
+    Release ``y_i`` iff ``max over ordered pairs P_x(l^{(i)} > ε | r^i, y^{i-1}) <= δ/N``, with at most
+    N releases. It is (ε, δ)-DP: ``P(l^{(T)} > ε) <= Σ_i P(T >= i, l^{(i)} > ε) <= (δ/N) E[T] <= δ``,
+    since ``{T >= i}`` is decided from ``(r^i, y^{i-1})``. ``next`` in :meth:`ask` is not needed.
+
+    Examples
+    --------
+    >>> from lpdp.filters import GaussianMechanism
+    >>> f = UnionBoundFilter(6.0, 1e-3, 48)
+    >>> f.ask(GaussianMechanism(sigma=2.0))
+    True
+    """
+
+    def __init__(self, epsilon: float, delta: float, max_steps: int,
+                 pairs: Sequence[tuple[Hashable, Hashable]] = ((1, 0),)) -> None:
+        self.delta = self.claimed_delta = check_delta(delta)
+        max_steps = check_int(max_steps, "max_steps")
+        super().__init__(epsilon, max_steps, self.delta / max_steps, pairs)
+
+    def config(self) -> dict[str, Any]:
+        return {"epsilon": self.epsilon, "delta": self.delta, "max_steps": self.max_steps}
+
+
+class NaiveBayesianFilter(_OneStepFilter):
+    """UNSAFE: Pan's naive realisation-level filter (spec filter.md §4), for demonstrations only.
+
+    Release ``y_i`` iff ``P_x(l^{(i)} > ε | y^{i-1}) <= level`` (Pan: ``level = δ``). With
+    ``level = δ̃`` it is also the *no-look-ahead* variant of Algorithm 1 (decide from the realised
+    ``y_i`` rather than from ``P(Y_i ∈ Ỹ_i)``). It is **not** (ε, δ)-DP: on the binary erasure
+    mechanism with ``p <= level`` it runs until the reveal, so its actual δ is ``1 - (1-p)^N``.
+
+    Examples
+    --------
+    >>> from lpdp.filters import binary_erasure
+    >>> f = NaiveBayesianFilter(1.0, 1e-3, 1000, pairs=[(0, 1)])
+    >>> f.ask(binary_erasure(1e-3))
+    True
+    """
+
+    def __init__(self, epsilon: float, level: float, max_steps: int,
+                 pairs: Sequence[tuple[Hashable, Hashable]] = ((1, 0),)) -> None:
+        self.level = self.claimed_delta = check_delta(level, "level")
+        super().__init__(epsilon, max_steps, self.level, pairs)
+
+    def config(self) -> dict[str, Any]:
+        return {"epsilon": self.epsilon, "level": self.level, "max_steps": self.max_steps}
