@@ -1,5 +1,14 @@
 """Exact composition theorems (spec composition.md §3–§5, §7)."""
 
+from lpdp.compose.double import METHODS, double_dp, max_k_within, total_variation_eta
+from lpdp.compose.heterogeneous import heterogeneous
 from lpdp.compose.kairouz import homogeneous
 
-__all__ = ["homogeneous"]
+__all__ = [
+    "METHODS",
+    "double_dp",
+    "heterogeneous",
+    "homogeneous",
+    "max_k_within",
+    "total_variation_eta",
+]

@@ -1,0 +1,64 @@
+"""Privacy-loss levels of lattice atoms, turned into exact regions.
+
+Every composition of randomised responses (Theorems 1–3, spec §4–§5) is a lattice: an outcome is summarised
+by integer counts ``n_j`` (agreeing minus disagreeing coordinates of level ``j``) and has loss
+``L = Σ_j ε_j n_j``. :func:`lattice_loss` computes that sum in one fixed order, so the same key always gives
+the same float and every route (mixture, closed form, lattice) sees identical losses. Different keys whose
+losses are mathematically equal (``ε1/ε2`` rational, e.g. Figure 2's ``ε1 = 2 ε2``) can still differ in the
+last bits; :func:`region_from_atoms` merges losses closer than :func:`merge_tolerance` onto the largest of
+them, which can only increase δ(ε) (by at most ``mass * tolerance``); the group of rounding variants of 0
+becomes exactly 0.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from lpdp.region import PrivacyRegion
+
+#: Losses closer than this many ulps of the largest possible |loss| are the same level.
+MERGE_ULPS = 64
+
+
+def lattice_loss(epsilons: Sequence[float], counts: Sequence[np.ndarray]) -> np.ndarray:
+    """``Σ_j ε_j n_j`` (broadcast over the count arrays), always summed in the order given."""
+    total = epsilons[0] * np.asarray(counts[0], dtype=float)
+    for e, n in zip(epsilons[1:], counts[1:], strict=True):
+        total = total + e * np.asarray(n, dtype=float)
+    return total
+
+
+def merge_tolerance(max_abs_loss: float) -> float:
+    """Width below which two computed losses are rounding variants of one level."""
+    return MERGE_ULPS * float(np.finfo(float).eps) * max(max_abs_loss, 1.0)
+
+
+def region_from_atoms(loss: np.ndarray, log_p: np.ndarray, *, log_p_inf: float = -math.inf,
+                      tol: float = 0.0) -> PrivacyRegion:
+    """Region of a symmetric lattice given the losses and log P-masses of its atoms (any shape).
+
+    ``log_q = log_p - loss`` (the Q-mass of an atom is ``e^{-L}`` times its P-mass), and the ``+inf`` mass
+    under P equals the ``-inf`` mass under Q (the pair is its own mirror). Losses within ``tol`` of each
+    other are moved onto the largest of them before the exact-equality merge of
+    :meth:`PrivacyRegion.from_log_masses`.
+    """
+    L = np.ravel(loss).astype(float)
+    lp = np.ravel(log_p).astype(float)
+    keep = np.isfinite(lp)
+    L, lp = L[keep], lp[keep]
+    if tol > 0 and L.size > 1:
+        order = np.argsort(-L, kind="stable")
+        L, lp = L[order], lp[order]
+        new_group = np.concatenate(([True], (L[:-1] - L[1:]) > tol))
+        L = L[new_group][np.cumsum(new_group) - 1]
+        L[np.abs(L) <= tol] = 0.0
+    return PrivacyRegion.from_log_masses(L, lp, lp - L, log_p_inf=log_p_inf, log_q_ninf=log_p_inf,
+                                         check_total=False)
+
+
+def identity_region() -> PrivacyRegion:
+    """``R(0, 0)``: one outcome class of loss 0, nothing leaks (the composition of no mechanism)."""
+    return PrivacyRegion.from_log_masses([0.0], [0.0], [0.0])

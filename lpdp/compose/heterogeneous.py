@@ -1,0 +1,72 @@
+"""Exact heterogeneous composition of pure-DP mechanisms (Theorem 1, Algorithm 1; spec §4).
+
+``x_j`` mechanisms that are ``ε_j``-DP, for m distinct levels ``ε_1 > ... > ε_m > 0``, are dominated by the
+product of ``x_j`` copies of the ``ε_j`` binary randomised response. An outcome is summarised by the number
+``a_j`` of agreeing coordinates of each level, with loss ``L(a) = Σ_j ε_j (2 a_j - x_j)`` and P-mass
+``Π_j C(x_j, a_j) e^{a_j ε_j} / (1 + e^{ε_j})^{x_j}``. The region is
+``C_x(ε) = ∩_{a*: L(a*) >= 0} R(L(a*), δ(a*))``, ``δ(a*) = Σ_{L(a) > L(a*)} [P0(a) - e^{L(a*)} P1(a)]``,
+which is exactly the profile of the lattice's region (:meth:`PrivacyRegion.profile`).
+
+Cost: the lattice has ``Π_j (x_j + 1)`` points; each is one vectorised log-space term, then one sort.
+Two levels with counts of 1000 each (10^6 points) take well under a second.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+import numpy as np
+
+from lpdp._numerics import log_binom, log_softplus
+from lpdp._validate import check_epsilon, check_int
+from lpdp.compose._levels import identity_region, lattice_loss, merge_tolerance, region_from_atoms
+from lpdp.errors import ParameterError
+from lpdp.region import PrivacyRegion
+
+__all__ = ["heterogeneous"]
+
+
+def heterogeneous(counts: Mapping[float, int]) -> PrivacyRegion:
+    """Exact region of composing ``counts[ε]`` pure ε-DP mechanisms for every ε (Theorem 1).
+
+    Parameters
+    ----------
+    counts : mapping of float to int
+        ``{ε: number of ε-DP mechanisms}``; ε >= 0 finite, counts >= 0. Mechanisms with ε = 0 and levels
+        with count 0 change nothing.
+
+    Returns
+    -------
+    PrivacyRegion
+        The exact region; its :meth:`~PrivacyRegion.profile` is Algorithm 1's list of ``(ε_i, δ_i)``.
+        Masses are exact in log space (counts of several thousand, δ down to 1e-300); losses of different
+        lattice points that agree to rounding (rational ratios of the ε) are merged onto the larger one.
+
+    Examples
+    --------
+    >>> from lpdp.compose import heterogeneous, homogeneous
+    >>> r = heterogeneous({0.3: 10, 0.15: 20})
+    >>> round(float(r.delta(1.0)), 6)
+    0.187394
+    >>> float(abs(heterogeneous({0.5: 4, 0.0: 7}).delta(0.7) - homogeneous(0.5, 0.0, 4).delta(0.7)))
+    0.0
+    """
+    if not isinstance(counts, Mapping) or not counts:
+        raise ParameterError(f"counts={counts!r}: must be a non-empty mapping {{epsilon: count}}")
+    levels = []
+    for e, x in counts.items():
+        eps = check_epsilon(e, "counts epsilon")
+        n = check_int(x, f"counts[{e!r}]", 0)
+        if eps > 0 and n > 0:
+            levels.append((eps, n))
+    if not levels:
+        return identity_region()
+    levels.sort(reverse=True)
+    eps = [e for e, _ in levels]
+    grids = np.meshgrid(*[np.arange(x + 1) for _, x in levels], indexing="ij", sparse=True)
+    loss = lattice_loss(eps, [2 * a - x for a, (_, x) in zip(grids, levels, strict=True)])
+    log_p = sum(log_binom(x, a) + a * e - x * float(log_softplus(e))
+                for a, (e, x) in zip(grids, levels, strict=True))
+    max_loss = math.fsum(e * x for e, x in levels)
+    return region_from_atoms(loss, np.broadcast_to(log_p, loss.shape), tol=merge_tolerance(max_loss))
