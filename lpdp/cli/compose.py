@@ -1,0 +1,169 @@
+"""``lpdp compose``: exact composition (Kairouz, Theorem 1, Theorems 2–3) and the budget questions.
+
+* one ``--dp EPS,DELTA`` and ``-k K``: Kairouz's exact k-fold composition (spec §3);
+* two ``--dp``: the exact double-DP composition (spec §5; ``--method`` picks the route or a baseline), with
+  Remarks 1 and 2 reported alongside;
+* ``--pure EPSxCOUNT`` (repeatable): heterogeneous composition of pure mechanisms (Theorem 1, spec §4).
+
+``--at``, ``--for-delta`` and ``--max-k-within`` ask for δ at ε, the smallest ε at δ, and the largest k that
+fits a budget; all numbers come from :mod:`lpdp.compose`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any
+
+from lpdp._validate import check_delta, check_int
+from lpdp.cli._common import Result, add_output_options, emit, parse_pair, region_summary, regions_plot
+from lpdp.errors import ParameterError
+from lpdp.region import PrivacyRegion
+
+#: Baselines reported next to an exact double-DP answer (spec §5, Remarks 1 and 2).
+_BASELINES = ("remark1", "remark2")
+
+
+def _parse_int(text: str, option: str, minimum: int = 1) -> int:
+    try:
+        value: Any = int(text)
+    except ValueError:
+        try:
+            value = float(text)
+        except ValueError:
+            raise ParameterError(f"{option}={text!r}: must be an integer >= {minimum}") from None
+    return check_int(value, option, minimum)
+
+
+def _parse_pure(texts: list[str]) -> dict[float, int]:
+    counts: dict[float, int] = {}
+    for text in texts:
+        parts = text.lower().split("x")
+        if len(parts) != 2:
+            raise ParameterError(f"--pure {text!r}: expected EPSxCOUNT, e.g. 0.3x10")
+        try:
+            eps = float(parts[0])
+        except ValueError:
+            raise ParameterError(f"--pure {text!r}: EPS must be a number") from None
+        n = _parse_int(parts[1], f"--pure {text!r} count", 0)
+        counts[eps] = counts.get(eps, 0) + n
+    return counts
+
+
+def _constraints(texts: list[str]) -> list[tuple[float, float]]:
+    pairs = []
+    for text in texts:
+        e, d = parse_pair(text, "--dp")
+        check_delta(d, f"--dp {text!r} delta", allow_one=False)
+        pairs.append((e, d))
+    if len(pairs) > 2:
+        raise ParameterError(f"--dp given {len(pairs)} times: composition under three or more constraints "
+                             "(spec §7) is not available in this command yet; give one or two --dp")
+    return pairs
+
+
+def _composer(pairs: list[tuple[float, float]], method: str) -> Callable[[int], PrivacyRegion]:
+    from lpdp.compose import double_dp, homogeneous
+
+    if len(pairs) == 1:
+        return lambda k: homogeneous(*pairs[0], k)
+    return lambda k: double_dp(pairs[0], pairs[1], k, method=method)
+
+
+def _epsilon_for(region: PrivacyRegion, for_delta: list[float]) -> list[list[float]]:
+    return [[d, region.epsilon(d)] for d in for_delta]
+
+
+def _handle(args: argparse.Namespace) -> int:
+    from lpdp.compose import heterogeneous, max_k_within
+    from lpdp.export import region_dict
+
+    at, for_delta = args.at or [], args.for_delta or []
+    for d in for_delta:
+        check_delta(d, "--for-delta")
+    k = None if args.k is None else _parse_int(args.k, "-k")
+    if args.pure:
+        for flag, value in (("--dp", args.dp), ("-k", args.k), ("--method", args.method),
+                            ("--max-k-within", args.max_k_within)):
+            if value is not None:
+                raise ParameterError(f"{flag}: not used with --pure (the counts say how many mechanisms)")
+        counts = _parse_pure(args.pure)
+        region = heterogeneous(counts)
+        label = " + ".join(f"{n}×{e:g}-DP" for e, n in counts.items())
+        payload = {"method": "theorem1", "counts": [[e, n] for e, n in counts.items()]}
+        regions = {label: region}
+        lines = []
+    else:
+        if not args.dp:
+            raise ParameterError("--dp: give one or two EPS,DELTA constraints (or --pure EPSxCOUNT)")
+        pairs = _constraints(args.dp)
+        method = args.method or "lattice"
+        if len(pairs) == 1 and args.method is not None:
+            raise ParameterError(f"--method {args.method}: only used with two --dp constraints")
+        compose = _composer(pairs, method)
+        payload = {"method": "kairouz" if len(pairs) == 1 else method,
+                   "constraints": [list(p) for p in pairs]}
+        lines = []
+        budget = None
+        if args.max_k_within is not None:
+            budget = parse_pair(args.max_k_within, "--max-k-within")
+            k_max = _parse_int(args.k_max, "--k-max")
+            found = {payload["method"]: max_k_within(compose, *budget, k_max=k_max)}
+            if len(pairs) == 2 and method not in _BASELINES:
+                found.update({b: max_k_within(_composer(pairs, b), *budget, k_max=k_max) for b in _BASELINES})
+            payload["max_k_within"] = {"epsilon": budget[0], "delta": budget[1], "k_max": k_max, "k": found}
+            for name, n in found.items():
+                more = " (or more: raise --k-max)" if n == k_max else ""
+                lines.append(f"largest k within (eps={budget[0]:g}, delta={budget[1]:g}) by {name}: {n}{more}")
+            if k is None:
+                k = max(found[payload["method"]], 1)
+        if k is None:
+            raise ParameterError("-k: the number of compositions is required (or use --max-k-within)")
+        region = compose(k)
+        payload["k"] = k
+        label = (f"{k}-fold " + " ∩ ".join(f"R({e:g}, {d:g})" for e, d in pairs)
+                 + ("" if len(pairs) == 1 else f" [{method}]"))
+        regions = {label: region}
+        if len(pairs) == 2 and method not in _BASELINES:
+            baselines = {b: _composer(pairs, b)(k) for b in _BASELINES}
+            payload["baselines"] = {b: {"delta_at": [[e, float(r.delta(e))] for e in at],
+                                        "epsilon_for": _epsilon_for(r, for_delta)}
+                                    for b, r in baselines.items()}
+            regions.update({f"Remark {b[-1]}": r for b, r in baselines.items()})
+            for b, r in baselines.items():
+                for d in for_delta:
+                    lines.append(f"{b}: epsilon for delta={d:g} is {r.epsilon(d):.6g}")
+    payload.update(region_dict(region, at))
+    payload["epsilon_for"] = _epsilon_for(region, for_delta)
+    lines = [f"epsilon for delta={d:g}: {e:.6g}" for d, e in payload["epsilon_for"]] + lines
+    return emit(args, Result(
+        summary="\n".join([region_summary(region, at, title=label), *lines]),
+        payload=payload,
+        regions=regions,
+        plot=regions_plot(regions),
+    ))
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    from lpdp.compose import METHODS
+
+    p = sub.add_parser(
+        "compose", help="exact composition: one or two (eps, delta) constraints, or pure mechanisms",
+        description="Exact k-fold composition of mechanisms satisfying one --dp constraint (Kairouz) or "
+                    "two at once (Theorems 2-3, with Remarks 1-2 for comparison), or heterogeneous "
+                    "composition of pure mechanisms (--pure, Theorem 1).")
+    p.add_argument("--dp", action="append", metavar="EPS,DELTA", help="a constraint every mechanism meets "
+                   "(once or twice)")
+    p.add_argument("-k", metavar="K", help="number of mechanisms composed")
+    p.add_argument("--pure", action="append", metavar="EPSxCOUNT",
+                   help="COUNT mechanisms that are pure EPS-DP (repeatable)")
+    p.add_argument("--method", choices=METHODS,
+                   help="route for two constraints (default lattice; remark1/remark2 are the baselines)")
+    p.add_argument("--at", type=float, nargs="+", metavar="EPS", help="report delta at these epsilons")
+    p.add_argument("--for-delta", type=float, nargs="+", metavar="D",
+                   help="report the smallest epsilon at these deltas")
+    p.add_argument("--max-k-within", metavar="EPS,DELTA",
+                   help="largest k whose composition is (EPS, DELTA)-DP")
+    p.add_argument("--k-max", default="2000", metavar="N", help="search limit for --max-k-within")
+    add_output_options(p)
+    p.set_defaults(func=_handle)
