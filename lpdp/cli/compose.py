@@ -114,7 +114,8 @@ def _handle(args: argparse.Namespace) -> int:
             payload["max_k_within"] = {"epsilon": budget[0], "delta": budget[1], "k_max": k_max, "k": found}
             for name, n in found.items():
                 more = " (or more: raise --k-max)" if n == k_max else ""
-                lines.append(f"largest k within (eps={budget[0]:g}, delta={budget[1]:g}) by {name}: {n}{more}")
+                lines.append(f"largest k within (eps={budget[0]:g}, delta={budget[1]:g}) by {name}: "
+                             f"{n}{more}")
             if k is None:
                 k = max(found[payload["method"]], 1)
         if k is None:
