@@ -96,7 +96,7 @@ def _tail_after(s: np.ndarray, eps: float, mu: float, steps: int) -> np.ndarray:
     """``P(s + Σ_{steps} X > ε)`` for i.i.d. ``X ~ N(μ²/2, μ²)``."""
     s = np.asarray(s, dtype=float)
     if steps == 0:
-        return (s > eps).astype(float)
+        return _over(eps, s).astype(float)
     return special.ndtr((s + steps * mu * mu / 2.0 - eps) / (math.sqrt(steps) * mu))
 
 
@@ -270,6 +270,12 @@ def _simulate(rule: StoppingRule, mechanism: Mechanism, request: Request | None,
     return np.concatenate(ts), np.concatenate(finals)
 
 
+def _over(eps: float, loss: np.ndarray) -> np.ndarray:
+    """``loss > ε``, losses within ``realisation.LOSS_TIE_TOL`` of ε counting as ties (not over): a
+    lattice loss such as ``4 × 0.5`` is not above ``ε = 2`` because of rounding in ``log(p/q)``."""
+    return ~within(loss, eps)
+
+
 def _hockey(eps: float, loss: np.ndarray) -> np.ndarray:
     return np.maximum(0.0, -np.expm1(np.minimum(eps - loss, 0.0)))
 
@@ -310,7 +316,7 @@ def rule_audit(rule: StoppingRule, mechanism: Mechanism, request: Request | None
             raise ParameterError("method='exact': needs a FiniteMechanism")
         for i, (a, _) in enumerate(rule.pairs):
             loss, probs, surv = _exact_finite(rule, mechanism, request, a)
-            out.append(PairAudit(rule.pairs[i], math.fsum(probs[loss[:, i] > eps]),
+            out.append(PairAudit(rule.pairs[i], math.fsum(probs[_over(eps, loss[:, i])]),
                                  math.fsum(probs * _hockey(eps, loss[:, i])), tuple(surv.tolist())))
     else:
         rng = np.random.default_rng(seed)
@@ -319,7 +325,7 @@ def rule_audit(rule: StoppingRule, mechanism: Mechanism, request: Request | None
             if a not in sims:
                 sims[a] = _simulate(rule, mechanism, request, a, trajectories, rng)
             t, final = sims[a]
-            over = final[:, i] > eps
+            over = _over(eps, final[:, i])
             hs = _hockey(eps, final[:, i])
             surv = np.array([(t >= k).mean() for k in range(1, rule.max_steps + 1)])
             n = t.size

@@ -58,7 +58,7 @@ class FilterParameters:
     --------
     >>> p = FilterParameters(delta=1e-3, max_steps=48, delta_tilde=5e-4, theta=1e-5)
     >>> round(p.kappa(GaussianMechanism(sigma=2.0), 6.0), 4)
-    1.9724
+    1.9723
     """
 
     delta: float
