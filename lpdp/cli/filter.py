@@ -1,12 +1,87 @@
-"""``lpdp filter``: parameters, audits and simulations of realisation-level privacy filters."""
+"""``lpdp filter``: parameters, audits and simulations of realisation-level privacy filters.
+
+Handlers call :mod:`lpdp.filters` only; nothing is computed here.
+"""
 
 from __future__ import annotations
 
 import argparse
+from typing import Any
+
+from lpdp.cli._common import Result, add_output_options, emit
+from lpdp.errors import ParameterError
+
+
+def _common(p: argparse.ArgumentParser, *, sigma_required: bool) -> None:
+    p.add_argument("--delta", type=float, required=True, help="target δ of the filter")
+    p.add_argument("--max-steps", type=int, required=True, help="N, the largest number of releases")
+    p.add_argument("--gaussian-sigma", type=float, required=sigma_required, metavar="S",
+                   help="i.i.d. Gaussian rounds with noise σ on a sensitivity-1 count")
+    p.add_argument("--epsilon", type=float, required=sigma_required, help="target ε")
+
+
+def _filter(args: argparse.Namespace, which: str) -> Any:
+    from lpdp.filters import RealisationFilter, UnionBoundFilter, optimal_parameters
+
+    if which == "union":
+        return UnionBoundFilter(args.epsilon, args.delta, args.max_steps)
+    p = optimal_parameters(args.delta, args.max_steps)
+    return RealisationFilter(args.epsilon, args.delta, args.max_steps, p.delta_tilde, p.theta)
+
+
+def _params(args: argparse.Namespace) -> int:
+    from lpdp.filters import GaussianMechanism, optimal_parameters
+
+    p = optimal_parameters(args.delta, args.max_steps)
+    payload: dict[str, Any] = {"delta": p.delta, "max_steps": p.max_steps,
+                               "delta_tilde": p.delta_tilde, "theta": p.theta}
+    lines = [f"delta_tilde = {p.delta_tilde:.6g}, theta = {p.theta:.6g} "
+             f"(delta = {p.delta:g}, N = {p.max_steps})"]
+    if (args.gaussian_sigma is None) != (args.epsilon is None):
+        raise ParameterError("--gaussian-sigma and --epsilon: give both (for kappa) or neither")
+    if args.gaussian_sigma is not None:
+        g = GaussianMechanism(args.gaussian_sigma)
+        payload.update(epsilon=args.epsilon, sigma=args.gaussian_sigma,
+                       kappa=p.kappa(g, args.epsilon), first_release_ok=p.first_release_ok(
+                           g, args.epsilon))
+        lines.append(f"kappa = {payload['kappa']:.6g}, first release "
+                     f"{'allowed' if payload['first_release_ok'] else 'refused'} "
+                     f"(epsilon = {args.epsilon:g}, sigma = {args.gaussian_sigma:g})")
+    return emit(args, Result("\n".join(lines), payload))
+
+
+def _audit(args: argparse.Namespace) -> int:
+    from lpdp.filters import GaussianMechanism, audit
+
+    filt = _filter(args, args.filter)
+    r = audit(filt, GaussianMechanism(args.gaussian_sigma))
+    payload = {"filter": args.filter, "epsilon": args.epsilon, "sigma": args.gaussian_sigma,
+               "max_steps": args.max_steps, **r.to_dict()}
+    summary = (f"{args.filter} filter: P(l^(T) > eps) = {r.tail:.4g}, hockey-stick delta = "
+               f"{r.hockey_stick_delta:.4g}, bound = {r.bound:g}, E[T] = {r.expected_T:.4g} "
+               f"({r.method})")
+    table = [{"pair": f"{p.pair[0]}->{p.pair[1]}", "tail": p.tail,
+              "hockey_stick_delta": p.hockey_stick_delta, "expected_T": p.expected_T}
+             for p in r.pairs]
+    return emit(args, Result(summary, payload, table=table))
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add ``lpdp filter`` (its sub-commands are added as they are implemented)."""
+    """Add ``lpdp filter params|audit|simulate``."""
     p = sub.add_parser("filter", help="realisation-level privacy filters",
                        description="Parameters, audits and simulations of privacy filters.")
-    p.add_subparsers(dest="filter_command", required=True)
+    fsub = p.add_subparsers(dest="filter_command", required=True, parser_class=type(p))
+
+    q = fsub.add_parser("params", help="optimal (delta_tilde, theta) for i.i.d. rounds",
+                        description="The (δ̃, θ) maximising κ for N i.i.d. rounds (spec filter.md §3).")
+    _common(q, sigma_required=False)
+    add_output_options(q)
+    q.set_defaults(func=_params)
+
+    a = fsub.add_parser("audit", help="exact P(l^(T) > eps) and hockey-stick delta of a filter",
+                        description="Exact audit of a filter on i.i.d. Gaussian rounds.")
+    _common(a, sigma_required=True)
+    a.add_argument("--filter", choices=("paper", "union"), default="paper",
+                   help="the paper's filter (default) or lpdp's union-bound filter")
+    add_output_options(a)
+    a.set_defaults(func=_audit)
