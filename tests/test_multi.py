@@ -1,0 +1,127 @@
+"""Exact n-constraint composition (spec §7): against Kairouz (n = 1), Theorems 2–3 (n = 2), brute force and
+dp_accounting (n >= 3), and the heterogeneous route against Theorem 1."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from lpdp import ParameterError, PrivacyRegion
+from lpdp.compose import double_dp, heterogeneous, homogeneous
+from lpdp.compose.multi import compose_regions, multi
+from lpdp.testing import assert_delta_le, assert_regions_equal
+from tests.oracles import brute_force_delta, pld_from_region
+
+GRID = np.linspace(0.0, 4.0, 81)
+
+
+def _pair(region: PrivacyRegion) -> tuple[list[float], list[float]]:
+    """Masses (p, q) of a region's dominating pair, with the ±inf atoms as outcomes (a brute-force input)."""
+    p = list(np.exp(region.log_p)) + [math.exp(region.log_p_inf), 0.0]
+    q = list(np.exp(region.log_q)) + [0.0, math.exp(region.log_q_ninf)]
+    return p, q
+
+
+@pytest.mark.parametrize("eps, delta, k", [(1.0, 0.0, 1), (1.0, 0.0, 7), (0.3, 1e-3, 40), (0.05, 1e-7, 300),
+                                           (2.0, 0.2, 3)])
+@pytest.mark.parametrize("step", [None, "sub"])
+def test_one_constraint_is_kairouz(eps, delta, k, step):
+    s = None if step is None else eps / 4
+    assert_regions_equal(multi([(eps, delta)], k, step=s), homogeneous(eps, delta, k), rtol=1e-10,
+                         boundary_atol=1e-10)
+
+
+@pytest.mark.parametrize("c1, c2, k", [
+    ((0.3, 0.0), (0.15, 0.02), 3), ((0.3, 0.0), (0.15, 0.02), 20),      # Figure 2 (ε1 = 2 ε2)
+    ((1.0, 1e-3), (0.5, 0.05), 30), ((1.0, 1e-6), (0.3, 1e-3), 12),
+    ((0.7, 1e-10), (0.0, 0.1), 9),                                       # ε2 = 0 (total variation)
+    ((1.0, 0.0), (0.9, 0.3), 5),                                         # inactive second constraint
+    ((math.log(3), 0.0), (math.log(2), 0.01), 15), ((0.4, 0.0), (0.25, 0.05), 2),
+])
+def test_two_constraints_are_theorems_2_and_3(c1, c2, k):
+    got = multi([c1, c2], k)
+    for method in ("theorem2", "theorem3"):
+        assert_regions_equal(got, double_dp(c1, c2, k, method=method), rtol=1e-9, boundary_atol=1e-10)
+
+
+@pytest.mark.parametrize("constraints, k", [
+    ([(1.2, 0.0), (0.6, 0.02), (0.2, 0.1)], 4),
+    ([(2.0, 1e-4), (1.0, 0.01), (0.5, 0.05), (0.1, 0.2)], 3),
+    ([(0.9, 0.0), (0.3, 0.05), (0.0, 0.3)], 5),
+])
+def test_three_or_more_constraints_brute_force(constraints, k):
+    one = PrivacyRegion.from_constraints(constraints)
+    p, q = _pair(one)
+    want = brute_force_delta(p, q, k, GRID)
+    got = multi(constraints, k).delta(GRID)
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-15)
+
+
+def test_three_constraints_dp_accounting_brackets_us():
+    constraints, k = [(1.0, 1e-6), (0.5, 1e-3), (0.2, 0.02)], 40
+    exact = multi(constraints, k)
+    one = PrivacyRegion.from_constraints(constraints)
+    eps = np.linspace(0.5, 6.0, 12)
+    pess = pld_from_region(one, pessimistic=True).self_compose(k)
+    opt = pld_from_region(one, pessimistic=False).self_compose(k)
+    upper = np.array([pess.get_delta_for_epsilon(float(e)) for e in eps])
+    lower = np.array([opt.get_delta_for_epsilon(float(e)) for e in eps])
+    assert_delta_le(exact, upper, eps, rtol=1e-9)
+    assert np.all(lower <= exact.delta(eps) * (1 + 1e-9) + 1e-15)
+    np.testing.assert_allclose(exact.delta(eps), upper, rtol=2e-2, atol=1e-9)
+
+
+def test_lattice_step_gives_the_same_exact_region():
+    constraints = [(0.9, 1e-5), (0.6, 1e-3), (0.3, 0.02), (0.15, 0.05)]
+    assert_regions_equal(multi(constraints, 6), multi(constraints, 6, step=0.15), rtol=1e-10,
+                         boundary_atol=1e-10)
+
+
+def test_tiny_masses_keep_relative_precision():
+    # k = 1000 pure ε = 1: δ(990) ~ e^{-313}, below the smallest double; Kairouz's binomial terms in logs.
+    k = 1000
+    r = multi([(1.0, 0.0)], k, step=1.0)
+    terms = [math.lgamma(k + 1) - math.lgamma(i + 1) - math.lgamma(k - i + 1) + (k - i)
+             - k * math.log1p(math.e) + math.log(-math.expm1(990 - (k - 2 * i))) for i in range(5)]
+    m = max(terms)
+    want = m + math.log(sum(math.exp(t - m) for t in terms))
+    assert math.isclose(float(r.log_delta(990.0)), want, rel_tol=1e-12)
+    assert_regions_equal(r, homogeneous(1.0, 0.0, k), rtol=1e-9, boundary_atol=1e-10,
+                         eps=np.linspace(0, 200, 41))
+
+
+def test_heterogeneous_regions_match_theorem_1():
+    a, b = PrivacyRegion.from_dp(0.3, 0.0), PrivacyRegion.from_dp(0.1, 0.0)
+    assert_regions_equal(compose_regions([(a, 7), (b, 11)]), heterogeneous({0.3: 7, 0.1: 11}), rtol=1e-10,
+                         boundary_atol=1e-10)
+
+
+def test_heterogeneous_constraint_sets_brute_force():
+    r1 = PrivacyRegion.from_constraints([(1.0, 0.0), (0.4, 0.05)])
+    r2 = PrivacyRegion.from_constraints([(0.7, 1e-3), (0.2, 0.1), (0.05, 0.2)])
+    got = compose_regions([(r1, 2), (r2, 2)]).delta(GRID)
+    p1, q1 = _pair(r1)
+    p2, q2 = _pair(r2)
+    # Product pair of one r1 and one r2 mechanism, composed twice.
+    p = np.outer(p1, p2).ravel().tolist()
+    q = np.outer(q1, q2).ravel().tolist()
+    np.testing.assert_allclose(got, brute_force_delta(p, q, 2, GRID), rtol=1e-9, atol=1e-15)
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: multi([(1.0, 0.0)], 0), r"k=0: must be an integer >= 1"),
+    (lambda: multi([], 3), r"constraints=\[\]"),
+    (lambda: multi([(1.0, 0.0)], 2.5), r"k=2.5"),
+    (lambda: multi([(-1.0, 0.0)], 2), r"constraints\[0\]\.epsilon=-1\.0"),
+    (lambda: multi([(1.0, 0.0), (0.3, 0.1)], 2, step=0.25), r"step=0.25: the loss"),
+    (lambda: multi([(1.0, 0.0)], 2, step=0.0), r"step=0.0: must be finite and > 0"),
+    (lambda: compose_regions([(PrivacyRegion.from_pair([0.5, 0.5], [0.2, 0.8]), 2)]), r"symmetric"),
+    (lambda: compose_regions([(PrivacyRegion.from_dp(1, 0), 0)]), r"every count is 0"),
+    (lambda: compose_regions([(PrivacyRegion.from_dp(1, 0), -1)]), r"parts\[0\]\.count=-1"),
+    (lambda: multi([(1.0, 0.0), (0.7, 0.01), (0.3, 0.02), (0.1, 0.05)], 400), r"pass step="),
+])
+def test_bad_input(call, match):
+    with pytest.raises(ParameterError, match=match):
+        call()
