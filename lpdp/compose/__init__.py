@@ -3,6 +3,7 @@
 from lpdp.compose.double import METHODS, double_dp, max_k_within, total_variation_eta
 from lpdp.compose.heterogeneous import heterogeneous
 from lpdp.compose.kairouz import homogeneous
+from lpdp.compose.multi import multi
 
 __all__ = [
     "METHODS",
@@ -10,5 +11,6 @@ __all__ = [
     "heterogeneous",
     "homogeneous",
     "max_k_within",
+    "multi",
     "total_variation_eta",
 ]
