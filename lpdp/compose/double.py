@@ -136,18 +136,27 @@ def double_dp(first: tuple[float, float], second: tuple[float, float], k: int, *
     if method not in METHODS:
         raise ParameterError(f"method={method!r}: must be one of {', '.join(METHODS)}")
     if method == "remark1":
-        return homogeneous(*c1, k).intersect(homogeneous(*c2, k))
+        return _intersect(homogeneous(*c1, k), homogeneous(*c2, k))
     cls = _classify(c1, c2)
     if method == "remark2":
         (e1, d1), (e2, d2) = ((cls.e1, cls.d1), (cls.e2, cls.d2)) if isinstance(cls, _Active) else \
             sorted([c1, c2], key=lambda c: (c[1], c[0]))
         first_factor = double_dp((e1, d1), (0.0, total_variation_eta(e2, d2)), k)
-        return first_factor.intersect(homogeneous(e2, d2, k))
+        return _intersect(first_factor, homogeneous(e2, d2, k))
     if not isinstance(cls, _Active):
         return homogeneous(*cls, k)
     route: Callable[[_Active, int], PrivacyRegion] = {
         "lattice": _lattice, "theorem2": _theorem2, "theorem3": _theorem3}[method]
     return route(cls, k)
+
+
+def _intersect(a: PrivacyRegion, b: PrivacyRegion) -> PrivacyRegion:
+    """``a ∩ b`` for symmetric regions: ``∩ R(ε_j, δ_j)`` over both profiles (spec §1).
+
+    Built from the profiles rather than with :meth:`PrivacyRegion.intersect`, whose lines of very
+    negative loss lose every digit of ``1 - δ`` (their breakpoints land beyond t = 1 for k-fold regions).
+    """
+    return PrivacyRegion.from_constraints(a.profile() + b.profile())
 
 
 def _log_tilde(p: _Active, k: int) -> tuple[float, float]:
