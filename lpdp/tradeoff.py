@@ -1,0 +1,296 @@
+"""Symmetric trade-off functions for f-DP: Gaussian ``G_μ``, Laplace, and any symmetric convex callable.
+
+A trade-off function ``f(t) = inf {type II error : type I error <= t}`` is convex, continuous and
+non-increasing on [0, 1] with ``f(t) <= 1 - t`` (spec composition.md §1). Section IV of the paper (spec §6)
+works with *symmetric* ones (``f = f^{-1}``): they have one fixed point ``c = f(c)`` and their graph,
+rotated by π/4 (the *normal rotation*), is an even function ``g`` on ``[z, -z]`` with ``z = -f(0)/√2``.
+
+Every :class:`TradeoffFunction` gives ``f``, ``f'``, ``f''`` (closed forms where known, central differences
+otherwise), the fixed point, the rotation ``g, g', g''``, and the tight ``δ_f(ε) = max_t (1 - f(t) - e^ε t)``
+(the privacy profile; closed form for the Gaussian and Laplace, tangent point otherwise).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+from scipy.special import log_ndtr, ndtr, ndtri
+
+from lpdp._validate import check_int, check_positive
+from lpdp.errors import ParameterError
+
+__all__ = ["TradeoffFunction", "gaussian", "laplace", "from_callable"]
+
+ArrayLike = float | np.ndarray
+_SQRT2 = math.sqrt(2.0)
+#: Tolerance of the symmetry / convexity checks of a user-supplied f (absolute, in the unit square).
+SHAPE_TOL = 1e-7
+#: Tolerance of the symmetry check ``f(f(t)) = t`` of a user-supplied f.
+SYMMETRY_TOL = 1e-6
+#: Bisection steps of the vectorised root finders (halves [0, 1] far below double precision).
+_BISECT_STEPS = 80
+
+
+def _bisect_increasing(h: Callable[[np.ndarray], np.ndarray], target: np.ndarray) -> np.ndarray:
+    """Solve ``h(x) = target`` on [0, 1] for a non-decreasing ``h``, vectorised (bisection)."""
+    target = np.asarray(target, dtype=float)
+    lo, hi = np.zeros_like(target), np.ones_like(target)
+    for _ in range(_BISECT_STEPS):
+        mid = 0.5 * (lo + hi)
+        below = h(mid) < target
+        lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
+    return 0.5 * (lo + hi)
+
+
+def _scalar(x: np.ndarray, like: object) -> ArrayLike:
+    return float(x) if np.ndim(like) == 0 else x
+
+
+@dataclass(frozen=True, eq=False)
+class TradeoffFunction:
+    """A symmetric (``f = f^{-1}``), convex trade-off function with its derivatives (spec §6).
+
+    Build one with :func:`gaussian`, :func:`laplace` or :func:`from_callable`; call it like ``f(t)``.
+
+    Examples
+    --------
+    >>> from lpdp.tradeoff import gaussian
+    >>> f = gaussian(1.0)
+    >>> round(f.fixed_point, 6), round(float(f(f.fixed_point)), 6)
+    (0.308538, 0.308538)
+    >>> round(float(f.g(0.0)), 6) == round(f.fixed_point * 2 ** 0.5, 6)
+    True
+    """
+
+    name: str
+    _f: Callable[[np.ndarray], np.ndarray]
+    _df: Callable[[np.ndarray], np.ndarray]
+    _d2f: Callable[[np.ndarray], np.ndarray]
+    _delta: Callable[[np.ndarray], np.ndarray] | None = None
+    _c: float | None = None
+    _compose: Callable[[int], TradeoffFunction] | None = None
+
+    # ------------------------------------------------------------------ f and its derivatives
+    def __call__(self, t: ArrayLike) -> ArrayLike:
+        return _scalar(self._f(self._check_t(t)), t)
+
+    def derivative(self, t: ArrayLike) -> ArrayLike:
+        """``f'(t)`` (``-inf`` at 0 when the graph starts vertical, e.g. the Gaussian)."""
+        return _scalar(self._df(self._check_t(t)), t)
+
+    def second_derivative(self, t: ArrayLike) -> ArrayLike:
+        """``f''(t)``."""
+        return _scalar(self._d2f(self._check_t(t)), t)
+
+    @cached_property
+    def f0(self) -> float:
+        """``f(0) = 1 - δ_f(∞)``."""
+        return float(self._f(np.array([0.0]))[0])
+
+    @cached_property
+    def fixed_point(self) -> float:
+        """The fixed point ``c`` with ``f(c) = c`` (in ``(0, 1/2]``)."""
+        if self._c is not None:
+            return self._c
+        return float(_bisect_increasing(lambda x: x - self._f(x), np.array([0.0]))[0])
+
+    # ------------------------------------------------------------------ normal rotation (spec §6)
+    @property
+    def z(self) -> float:
+        """Left end ``z = -f(0)/√2`` of the rotated domain ``[z, -z]``."""
+        return -self.f0 / _SQRT2
+
+    def x_of_u(self, u: ArrayLike) -> ArrayLike:
+        """The abscissa ``x_u`` with ``(x_u - f(x_u))/√2 = u`` (``x - f(x)`` is increasing)."""
+        uu = np.asarray(u, dtype=float)
+        if np.any(~np.isfinite(uu)) or np.any(uu < self.z - 1e-15) or np.any(uu > -self.z + 1e-15):
+            raise ParameterError(f"u={u!r}: must be in [z, -z] = [{self.z!r}, {-self.z!r}]")
+        return _scalar(_bisect_increasing(lambda x: x - self._f(x), _SQRT2 * uu), u)
+
+    def g(self, u: ArrayLike) -> ArrayLike:
+        """Rotated graph ``g(u) = (x_u + f(x_u))/√2``: even on ``[z, -z]``."""
+        x = np.asarray(self.x_of_u(u))
+        return _scalar((x + self._f(x)) / _SQRT2, u)
+
+    def g_prime(self, u: ArrayLike) -> ArrayLike:
+        """``g'(u) = (1 + f'(x_u)) / (1 - f'(x_u))`` (``-1`` where ``f'`` is ``-inf``)."""
+        d = self._df(np.asarray(self.x_of_u(u)))
+        with np.errstate(invalid="ignore"):
+            out = np.where(np.isinf(d), -1.0, (1.0 + d) / (1.0 - d))
+        return _scalar(out, u)
+
+    def g_second(self, u: ArrayLike) -> ArrayLike:
+        """``g''(u) = 2√2 f''(x_u) / (1 - f'(x_u))^3``."""
+        x = np.asarray(self.x_of_u(u))
+        d, d2 = self._df(x), self._d2f(x)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out = np.where(np.isinf(d), 0.0, 2.0 * _SQRT2 * d2 / (1.0 - d) ** 3)
+        return _scalar(out, u)
+
+    # ------------------------------------------------------------------ privacy profile
+    def tangent_point(self, epsilon: ArrayLike) -> ArrayLike:
+        """The ``t`` in ``[0, c]`` where ``f'(t) = -e^ε``: the tangent of slope ``-e^ε`` touches there."""
+        eps = np.asarray(epsilon, dtype=float)
+        s = -np.exp(eps)
+        return _scalar(_bisect_increasing(self._df, s), epsilon)
+
+    def delta(self, epsilon: ArrayLike) -> ArrayLike:
+        """Tight ``δ_f(ε) = max_t (1 - f(t) - e^ε t)``: ``R(ε, δ_f(ε))`` is the tangent half-plane (spec §1).
+
+        Closed form for the Gaussian and Laplace; otherwise at the tangent point.
+
+        Examples
+        --------
+        >>> from lpdp.tradeoff import laplace
+        >>> round(float(laplace(1.0).delta(0.0)), 6)  # 1 - e^{-1/2}
+        0.393469
+        """
+        eps = np.asarray(epsilon, dtype=float)
+        if np.any(~np.isfinite(eps)) or np.any(eps < 0):
+            raise ParameterError(f"epsilon={epsilon!r}: must be finite and >= 0")
+        if self._delta is not None:
+            out = self._delta(eps)
+        else:
+            t = np.asarray(self.tangent_point(eps))
+            out = 1.0 - self._f(t) - np.exp(eps) * t
+        return _scalar(np.clip(out, 0.0, 1.0), epsilon)
+
+    def composed(self, k: int) -> TradeoffFunction | None:
+        """The exact k-fold composition where a closed form is known (``G_μ -> G_{μ√k}``), else ``None``."""
+        k = check_int(k, "k", 1)
+        return None if self._compose is None else self._compose(k)
+
+    def _check_t(self, t: ArrayLike) -> np.ndarray:
+        arr = np.asarray(t, dtype=float)
+        if np.any(~np.isfinite(arr)) or np.any(arr < 0) or np.any(arr > 1):
+            raise ParameterError(f"t={t!r}: must be in [0, 1]")
+        return arr
+
+
+def gaussian(mu: float) -> TradeoffFunction:
+    """``G_μ(t) = Φ(Φ^{-1}(1 - t) - μ)``, the trade-off of N(0,1) vs N(μ,1) (Dong, Roth, Su; spec §6).
+
+    Its k-fold composition is exactly ``G_{μ√k}``; its fixed point is ``Φ(-μ/2)`` and its profile is
+    ``δ(ε) = Φ(-ε/μ + μ/2) - e^ε Φ(-ε/μ - μ/2)``.
+
+    Examples
+    --------
+    >>> from lpdp.tradeoff import gaussian
+    >>> round(float(gaussian(1.0).delta(1.0)), 6)
+    0.126937
+    """
+    mu = check_positive(mu, "mu")
+
+    def f(t: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore"):
+            return ndtr(-ndtri(t) - mu)      # -Φ^{-1}(t) = Φ^{-1}(1 - t), accurate for small t
+
+    def df(t: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore", over="ignore"):
+            return -np.exp(-mu * ndtri(t) - mu * mu / 2)
+
+    def d2f(t: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            zt = ndtri(t)
+            return mu * np.exp(-mu * zt - mu * mu / 2 + zt * zt / 2) * math.sqrt(2 * math.pi)
+
+    def delta(eps: np.ndarray) -> np.ndarray:
+        # Φ(a) - e^ε Φ(b) = Φ(a) (1 - exp(ε + log Φ(b) - log Φ(a))): a difference of positives, no overflow.
+        la, lb = log_ndtr(-eps / mu + mu / 2), log_ndtr(-eps / mu - mu / 2)
+        return np.exp(la) * -np.expm1(eps + lb - la)
+
+    return TradeoffFunction(f"G_{mu:g}", f, df, d2f, delta, float(ndtr(-mu / 2)),
+                            lambda k: gaussian(mu * math.sqrt(k)))
+
+
+def laplace(b: float) -> TradeoffFunction:
+    """Exact trade-off of Lap(0, b) vs Lap(1, b) (sensitivity 1, ``ε = 1/b``; Dong, Roth, Su).
+
+    ``f(t) = 1 - e^ε t`` for ``t < e^{-ε}/2``, ``e^{-ε}/(4t)`` for ``t <= 1/2``, ``e^{-ε}(1 - t)`` above;
+    fixed point ``e^{-ε/2}/2`` and profile ``δ(ε') = 1 - e^{(ε' - ε)/2}`` for ``ε' <= ε``.
+
+    Examples
+    --------
+    >>> from lpdp.tradeoff import laplace
+    >>> f = laplace(1.0)
+    >>> round(float(f(0.25)), 6)  # e^{-1} / (4 * 0.25)
+    0.367879
+    """
+    b = check_positive(b, "b")
+    e = 1.0 / b
+    a = math.exp(-e)
+
+    def f(t: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore"):
+            mid = a / (4 * np.maximum(t, a / 2))
+        return np.where(t < a / 2, 1 - t / a, np.where(t <= 0.5, mid, a * (1 - t)))
+
+    def df(t: np.ndarray) -> np.ndarray:
+        return np.where(t < a / 2, -1 / a, np.where(t <= 0.5, -a / (4 * np.maximum(t, a / 2) ** 2), -a))
+
+    def d2f(t: np.ndarray) -> np.ndarray:
+        return np.where((t >= a / 2) & (t <= 0.5), a / (2 * np.maximum(t, a / 2) ** 3), 0.0)
+
+    def delta(eps: np.ndarray) -> np.ndarray:
+        return np.where(eps < e, -np.expm1(np.minimum(eps - e, 0.0) / 2), 0.0)
+
+    return TradeoffFunction(f"Laplace(b={b:g})", f, df, d2f, delta, math.exp(-e / 2) / 2)
+
+
+def from_callable(f: Callable[[np.ndarray], np.ndarray], *,
+                  derivative: Callable[[np.ndarray], np.ndarray] | None = None,
+                  second_derivative: Callable[[np.ndarray], np.ndarray] | None = None,
+                  name: str = "f") -> TradeoffFunction:
+    """A symmetric convex trade-off function given as a vectorised callable on [0, 1].
+
+    Missing derivatives are taken by central differences (one-sided at the ends). The shape is checked on
+    a grid: ``f`` must be non-increasing, convex, ``f(t) <= 1 - t``, ``f(1) = 0`` (to ``SHAPE_TOL``) and
+    symmetric (``f(f(t)) = t``, to ``SYMMETRY_TOL``); otherwise :class:`ParameterError` names what fails.
+
+    Examples
+    --------
+    >>> from lpdp.tradeoff import from_callable
+    >>> f = from_callable(lambda t: (1 - t ** 0.5) ** 2, name="sqrt")
+    >>> round(f.fixed_point, 6)
+    0.25
+    """
+    h = 1e-6
+
+    def df(t: np.ndarray) -> np.ndarray:
+        lo, hi = np.clip(t - h, 0, 1), np.clip(t + h, 0, 1)
+        return (f(hi) - f(lo)) / (hi - lo)
+
+    def d2f(t: np.ndarray) -> np.ndarray:
+        lo, hi = np.clip(t - 1e-4, 0, 1), np.clip(t + 1e-4, 0, 1)
+        d1 = derivative or df
+        return (d1(hi) - d1(lo)) / (hi - lo)
+
+    def fv(t: np.ndarray) -> np.ndarray:
+        return np.asarray(f(np.asarray(t, dtype=float)), dtype=float)
+
+    grid = np.linspace(0.0, 1.0, 2001)
+    try:
+        y = fv(grid)
+    except Exception as exc:  # a user callable may raise anything
+        raise ParameterError(f"f={name}: calling it on [0, 1] failed: {exc}") from None
+    if y.shape != grid.shape or not np.all(np.isfinite(y)):
+        raise ParameterError(f"f={name}: must return finite values of the input's shape on [0, 1]")
+    checks = [
+        (np.all(np.diff(y) <= SHAPE_TOL), "non-increasing"),
+        (np.all(np.diff(y, 2) >= -SHAPE_TOL), "convex"),
+        (np.all((y >= -SHAPE_TOL) & (y <= 1 - grid + SHAPE_TOL)), "within 0 <= f(t) <= 1 - t"),
+        (abs(y[-1]) <= SHAPE_TOL, "f(1) = 0"),
+    ]
+    for ok, what in checks:
+        if not ok:
+            raise ParameterError(f"f={name}: must be {what} on [0, 1]")
+    back = fv(np.clip(y, 0.0, 1.0))
+    worst = int(np.argmax(np.abs(back - grid)))
+    if abs(back[worst] - grid[worst]) > SYMMETRY_TOL:
+        raise ParameterError(f"f={name}: must be symmetric (f(f(t)) = t), but f(f({grid[worst]:g})) = "
+                             f"{back[worst]:.6g}")
+    return TradeoffFunction(name, fv, derivative or df, second_derivative or d2f)
