@@ -25,8 +25,14 @@ from scipy import special, stats
 
 from lpdp._validate import check_int, check_probability
 from lpdp.errors import ParameterError
-from lpdp.filters.mechanisms import FiniteMechanism, GaussianMechanism, Mechanism, Request
-from lpdp.filters.realisation import StoppingRule, within
+from lpdp.filters.mechanisms import (
+    FiniteMechanism,
+    GaussianMechanism,
+    Mechanism,
+    Request,
+    pair_increments,
+)
+from lpdp.filters.realisation import LOSS_TIE_TOL, StoppingRule, within
 
 __all__ = ["AuditResult", "PairAudit", "audit", "rule_audit"]
 
@@ -174,17 +180,6 @@ def _inputs(request: Request | None, x: Hashable) -> Any:
     return x if request is None else request(x)
 
 
-def _increments(rule: StoppingRule, logp: dict[Hashable, np.ndarray]) -> np.ndarray:
-    """Loss increments of every ordered pair (last axis), with the filter's conventions: an output
-    impossible under both databases of a pair gives ``+inf`` to both orderings."""
-    cols = []
-    with np.errstate(invalid="ignore"):
-        for a, b in rule.pairs:
-            d = logp[a] - logp[b]
-            cols.append(np.where(np.isnan(d), np.inf, d))
-    return np.stack(cols, axis=-1)
-
-
 def _exact_finite(rule: StoppingRule, mechanism: FiniteMechanism, request: Request | None,
                   x: Hashable) -> tuple[np.ndarray, list[tuple[float, ...]], np.ndarray]:
     """Dynamic programming over output counts under ``P_x``: returns the final-state counts' losses
@@ -195,7 +190,7 @@ def _exact_finite(rule: StoppingRule, mechanism: FiniteMechanism, request: Reque
     dbs = {d for pair in rule.pairs for d in pair}
     with np.errstate(divide="ignore"):
         logp = {d: np.log(mechanism.probabilities(_inputs(request, d)))[support] for d in dbs}
-    inc = _increments(rule, logp)  # (K, P)
+    inc = pair_increments(logp, rule.pairs).T  # (K, P)
     finite_inc = np.where(np.isfinite(inc), inc, 0.0)
     pos, neg = (inc == np.inf).astype(int), (inc == -np.inf).astype(int)
 
@@ -243,31 +238,50 @@ def _exact_finite(rule: StoppingRule, mechanism: FiniteMechanism, request: Reque
 
 
 def _simulate(rule: StoppingRule, mechanism: Mechanism, request: Request | None, x: Hashable,
-              trajectories: int, rng: np.random.Generator,
-              chunk: int = 50_000) -> tuple[np.ndarray, np.ndarray]:
-    """Seeded trajectories under ``P_x``: stopping times ``T`` and final losses (pairs last)."""
+              trajectories: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Seeded trajectories under ``P_x``: stopping times ``T`` and final losses (pairs last).
+
+    Step by step on the trajectories still running, so the cost is ``trajectories × E[T]`` draws.
+    """
     n_max, p = rule.max_steps, len(rule.pairs)
-    dbs = list(dict.fromkeys(d for pair in rule.pairs for d in pair))
-    thresholds = np.asarray(rule.thresholds)
-    ts, finals = [], []
-    for start in range(0, trajectories, chunk):
-        b = min(chunk, trajectories - start)
-        if not rule.first_release:
-            ts.append(np.zeros(b, dtype=np.int64))
-            finals.append(np.zeros((b, p)))
-            continue
-        y = mechanism.sample(_inputs(request, x), rng, size=(b, n_max))
-        logp = {d: np.asarray(mechanism.log_density(y, _inputs(request, d)), float) for d in dbs}
+    value = _inputs(request, x)
+    inputs = [(_inputs(request, a), _inputs(request, b)) for a, b in rule.pairs]
+    thresholds = rule.thresholds
+    t_out = np.zeros(trajectories, dtype=np.int64)
+    final = np.zeros((trajectories, p))
+    if not rule.first_release:
+        return t_out, final
+
+    def draw(s: np.ndarray) -> np.ndarray:
+        """``s`` plus one increment, in place (callers pass arrays they own)."""
         with np.errstate(invalid="ignore"):
-            s = np.cumsum(_increments(rule, logp), axis=1)
-        s = np.where(np.isnan(s), np.inf, s)
-        s = np.concatenate([np.zeros((b, 1, p)), s], axis=1)  # S_0 .. S_N
-        alive = np.all(within(s[:, :n_max, :], thresholds), axis=-1)
-        leading = np.cumprod(alive, axis=1).sum(axis=1)  # alive S_0 .. S_{A-1}
-        t = np.minimum(n_max, leading + rule.lag)
-        ts.append(t)
-        finals.append(s[np.arange(b), t, :])
-    return np.concatenate(ts), np.concatenate(finals)
+            s += mechanism.sample_losses(value, inputs, rng, (s.shape[1],))
+        if not finite_losses:
+            s[np.isnan(s)] = np.inf
+        return s
+
+    finite_losses = isinstance(mechanism, GaussianMechanism)
+    s = np.zeros((p, trajectories))  # S_j of the running trajectories, one row per ordered pair
+    idx = np.arange(trajectories)
+    # within(s, thresholds) with the tie slack folded into the bounds once
+    bound = [float(th) + (LOSS_TIE_TOL * max(1.0, abs(th)) if math.isfinite(th) else 0.0)
+             for th in thresholds]
+    for j in range(n_max - rule.lag):  # T >= t iff S_0 .. S_{t-1-lag} are all within
+        ok = s[0] <= bound[0]
+        for k in range(1, p):
+            ok &= s[k] <= bound[k]
+        if ok.all():
+            s = draw(s)
+            continue
+        stop = idx[~ok]
+        t_out[stop] = j + rule.lag
+        final[stop] = (s[:, ~ok] if rule.lag == 0 else draw(s[:, ~ok])).T
+        s, idx = draw(s[:, ok]), idx[ok]
+    if rule.lag:
+        s = draw(s)
+    t_out[idx] = n_max
+    final[idx] = s.T
+    return t_out, final
 
 
 def _over(eps: float, loss: np.ndarray) -> np.ndarray:

@@ -39,7 +39,19 @@ __all__ = [
     "randomised_response",
     "binary_erasure",
     "mechanism_from_dict",
+    "pair_increments",
 ]
+
+
+def pair_increments(logp: Mapping[Any, np.ndarray], pairs: Sequence[tuple[Any, Any]]) -> np.ndarray:
+    """``logp[a] - logp[b]`` for each pair (first axis); an output impossible under both gives
+    ``+inf`` (the filters' conservative convention)."""
+    cols = []
+    with np.errstate(invalid="ignore"):
+        for a, b in pairs:
+            d = logp[a] - logp[b]
+            cols.append(np.where(np.isnan(d), np.inf, d))
+    return np.stack(cols)
 
 
 def _check_level(a: float) -> float:
@@ -68,6 +80,15 @@ class Mechanism(ABC):
     @abstractmethod
     def to_dict(self) -> dict[str, Any]:
         """Plain data from which :func:`mechanism_from_dict` rebuilds the mechanism."""
+
+    def sample_losses(self, value: Any, pairs: Sequence[tuple[Any, Any]], rng: np.random.Generator,
+                      size: tuple[int, ...]) -> np.ndarray:
+        """Draw ``Y ~ P_value`` and return the loss ``log P_a(Y)/P_b(Y)`` of each input pair ``(a, b)``
+        (first axis: shape ``(len(pairs), *size)``), with :func:`pair_increments`' conventions."""
+        y = self.sample(value, rng, size=size)
+        inputs = dict.fromkeys(v for pair in pairs for v in pair)
+        logp = {v: np.asarray(self.log_density(y, v), float) for v in inputs}
+        return pair_increments(logp, pairs)
 
 
 @dataclass(frozen=True)
@@ -167,6 +188,18 @@ class GaussianMechanism(Mechanism):
 
     def sample(self, value: Any, rng: np.random.Generator, size: int | None = None) -> Any:
         return float(value) + self.sigma * rng.standard_normal(size)
+
+    def sample_losses(self, value: Any, pairs: Sequence[tuple[Any, Any]], rng: np.random.Generator,
+                      size: tuple[int, ...]) -> np.ndarray:
+        # L_(a,b)(y) = ((a-b)/σ²)(y - (a+b)/2) with y = value + σ z: affine in one normal draw.
+        for a, b in pairs:
+            self._mu(a, b)  # sensitivity check
+        d = np.array([float(a) - float(b) for a, b in pairs])
+        mid = np.array([(float(a) + float(b)) / 2.0 for a, b in pairs])
+        z = rng.standard_normal(size)[None, ...]
+        shape = (-1,) + (1,) * len(size)
+        return (z * (d / self.sigma).reshape(shape)
+                + (d * (float(value) - mid) / self.sigma**2).reshape(shape))
 
     def log_density(self, y: Any, value: Any) -> Any:
         z = (np.asarray(y, dtype=float) - float(value)) / self.sigma
