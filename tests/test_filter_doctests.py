@@ -8,7 +8,7 @@ import importlib
 import pytest
 
 MODULES = ["lpdp.filters.mechanisms", "lpdp.filters.params", "lpdp.filters.realisation",
-           "lpdp.filters.audit"]
+           "lpdp.filters.audit", "lpdp.filters.baselines", "lpdp.filters.simulate"]
 
 
 @pytest.mark.parametrize("name", MODULES)

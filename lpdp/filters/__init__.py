@@ -2,6 +2,17 @@
 exact audits, lpdp's union-bound filter, and mechanism-level baselines (spec filter.md)."""
 
 from lpdp.filters.audit import AuditResult, audit
+from lpdp.filters.baselines import (
+    AdditiveFilter,
+    AdvancedFilter,
+    Baseline,
+    ConcentratedFilter,
+    RenyiFilter,
+    classical_rounds,
+    gaussian_baselines,
+    gaussian_delta,
+    gaussian_epsilon,
+)
 from lpdp.filters.mechanisms import (
     FiniteMechanism,
     GaussianMechanism,
@@ -20,6 +31,7 @@ from lpdp.filters.realisation import (
     StoppingRule,
     UnionBoundFilter,
 )
+from lpdp.filters.simulate import Comparison, SurvivalCurve, gaussian_comparison, survival
 
 __all__ = [
     "Mechanism",
@@ -40,4 +52,17 @@ __all__ = [
     "NaiveBayesianFilter",
     "AuditResult",
     "audit",
+    "AdditiveFilter",
+    "AdvancedFilter",
+    "ConcentratedFilter",
+    "RenyiFilter",
+    "Baseline",
+    "gaussian_baselines",
+    "gaussian_delta",
+    "gaussian_epsilon",
+    "classical_rounds",
+    "SurvivalCurve",
+    "survival",
+    "Comparison",
+    "gaussian_comparison",
 ]
