@@ -260,6 +260,26 @@ def test_extreme_tail_in_log_space():
     assert np.logaddexp.reduce(region.log_p) == pytest.approx(0.0, abs=1e-11)
 
 
+def test_log_matmul_keeps_deep_terms_exact():
+    """The lattice's scaled BLAS products against a direct log-sum-exp, with factors down to e^-2000."""
+    from scipy.special import logsumexp
+
+    from lpdp.compose.double import _log_matmul
+
+    rng = np.random.default_rng(7)
+    log_f = -rng.uniform(0, 1100, size=(40, 30))
+    log_g = -rng.uniform(0, 1100, size=(30, 50))
+    log_f[rng.random(log_f.shape) < 0.2] = -np.inf
+    log_f[:, 0] = -rng.uniform(0, 2000, size=40)         # some factors far below the floor
+    ref = logsumexp(log_f[:, :, None] + log_g[None, :, :], axis=1)
+    ours = _log_matmul(log_f, log_g)
+    # Terms above 2^-1517 are kept, so wherever the sum is above e^-1000 it is exact to ~1e-15.
+    big = ref > -1000
+    assert big.mean() > 0.5
+    np.testing.assert_allclose(ours[big], ref[big], rtol=0, atol=1e-12)
+    assert np.all(ours <= ref + 1e-12)
+
+
 def test_delta_tilde_is_exact_for_tiny_delta1():
     c1, c2 = (0.8, 1e-10), (0.2, 0.05)
     k = 300
