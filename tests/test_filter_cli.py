@@ -48,3 +48,28 @@ def test_errors_are_one_line_exit_2(capsys, argv, match):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and match in err and err.startswith("lpdp filter: error:")
+
+
+def test_simulate_json(capsys, tmp_path):
+    out = run_json(capsys, "filter", "simulate", "--gaussian-sigma", "2", "--epsilon", "6",
+                   "--delta", "1e-3", "--max-steps", "48", "--trajectories", "20000", "--seed", "3",
+                   "--plot", str(tmp_path / "s.png"))
+    assert len(out["survival"]) == 48 and out["method"] == "quadrature"
+    surv = out["survival"]
+    assert surv[0] == 1.0 and all(surv[t] >= surv[t + 1] for t in range(47))
+    assert out["expected_T"] == pytest.approx(sum(out["survival"]))
+    mc = out["monte_carlo"]
+    assert abs(mc["expected_T"] - out["expected_T"]) <= 5 * mc["expected_T_stderr"]
+    assert set(out["baselines"]) == {"additive", "advanced", "concentrated", "renyi", "classical"}
+    assert all(isinstance(v, int) for v in out["baselines"].values())
+    assert out["baselines"]["advanced"] == 0 and out["baselines"]["renyi"] == 7
+    assert (tmp_path / "s.png").stat().st_size > 0
+    out = run_json(capsys, "filter", "simulate", "--gaussian-sigma", "2", "--epsilon", "6",
+                   "--delta", "1e-3", "--max-steps", "48", "--trajectories", "0", "--filter", "union")
+    assert out["monte_carlo"] is None and out["expected_T"] == pytest.approx(28.6, abs=0.05)
+
+
+def test_simulate_error(capsys):
+    assert main(["filter", "simulate", "--gaussian-sigma", "2", "--epsilon", "6", "--delta", "1e-3",
+                 "--max-steps", "48", "--trajectories", "-1"]) == 2
+    assert "trajectories=-1" in capsys.readouterr().err

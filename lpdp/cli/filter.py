@@ -66,6 +66,30 @@ def _audit(args: argparse.Namespace) -> int:
     return emit(args, Result(summary, payload, table=table))
 
 
+def _simulate(args: argparse.Namespace) -> int:
+    from lpdp.filters.simulate import gaussian_comparison, plot_comparison
+
+    c = gaussian_comparison(args.gaussian_sigma, args.epsilon, args.delta, args.max_steps,
+                            trajectories=args.trajectories, seed=args.seed)
+    name = "realisation" if args.filter == "paper" else "union"
+    curve, mc = c.curves[name], c.monte_carlo.get(name)
+    payload = {"filter": args.filter, "sigma": args.gaussian_sigma, "epsilon": args.epsilon,
+               "delta": args.delta, "max_steps": args.max_steps,
+               "delta_tilde": c.parameters.delta_tilde, "theta": c.parameters.theta,
+               "survival": list(curve.survival), "expected_T": curve.expected_T,
+               "method": curve.method, "monte_carlo": None if mc is None else mc.to_dict(),
+               "baselines": {k: b.rounds for k, b in c.baselines.items()},
+               "expected_releases": c.expected_releases()}
+    lines = [f"{args.filter} filter: E[T] = {curve.expected_T:.3f} ({curve.method})"
+             + ("" if mc is None else f"; Monte Carlo {mc.expected_T:.3f} ± "
+                f"{mc.expected_T_stderr:.3f} ({mc.trajectories} trajectories, seed {mc.seed})")]
+    lines += [f"  {k:<13} E[T] = {v:.3f}" for k, v in c.expected_releases().items()]
+    table = [{"t": t, **{k: cv.survival[t - 1] for k, cv in c.curves.items()}}
+             for t in range(1, args.max_steps + 1)]
+    return emit(args, Result("\n".join(lines), payload, table=table,
+                             plot=lambda ax: plot_comparison(c, ax)))
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``lpdp filter params|audit|simulate``."""
     p = sub.add_parser("filter", help="realisation-level privacy filters",
@@ -85,3 +109,15 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the paper's filter (default) or lpdp's union-bound filter")
     add_output_options(a)
     a.set_defaults(func=_audit)
+
+    s = fsub.add_parser("simulate", help="survival curves P(T >= t) of every filter",
+                        description="Survival curves of the realisation-level, union-bound and "
+                                    "mechanism-level filters on i.i.d. Gaussian rounds (Figure 2).")
+    _common(s, sigma_required=True)
+    s.add_argument("--filter", choices=("paper", "union"), default="paper",
+                   help="whose curve goes in 'survival' (default: the paper's filter)")
+    s.add_argument("--trajectories", type=int, default=100_000,
+                   help="Monte Carlo trajectories of the independent check (0: none)")
+    s.add_argument("--seed", type=int, default=0, help="Monte Carlo seed")
+    add_output_options(s)
+    s.set_defaults(func=_simulate)

@@ -23,7 +23,18 @@ from lpdp.filters.mechanisms import GaussianMechanism, Mechanism, Request
 from lpdp.filters.params import FilterParameters, optimal_parameters
 from lpdp.filters.realisation import RealisationFilter, UnionBoundFilter
 
-__all__ = ["SurvivalCurve", "survival", "Comparison", "gaussian_comparison"]
+__all__ = ["SurvivalCurve", "survival", "Comparison", "gaussian_comparison", "plot_comparison"]
+
+#: Legend labels and line styles of the filters in :func:`plot_comparison`.
+STYLES: dict[str, tuple[str, dict[str, Any]]] = {
+    "realisation": ("realisation-level (paper)", {"color": "C3", "lw": 2.2}),
+    "union": ("union bound (lpdp)", {"color": "C1", "lw": 1.8, "ls": "-."}),
+    "renyi": ("Rényi", {"color": "C0", "ls": "--"}),
+    "additive": ("additive", {"color": "C2", "ls": "--"}),
+    "concentrated": ("concentrated (zCDP)", {"color": "C4", "ls": ":"}),
+    "advanced": ("advanced", {"color": "C5", "ls": ":"}),
+    "classical": ("classical composition (reference)", {"color": "0.4", "lw": 1.0}),
+}
 
 
 @dataclass(frozen=True)
@@ -160,3 +171,36 @@ def gaussian_comparison(sigma: float, epsilon: float, delta: float, max_steps: i
         curves[k] = SurvivalCurve(tuple(float(t <= b.rounds) for t in range(1, max_steps + 1)),
                                   "deterministic")
     return Comparison(sigma, epsilon, delta, max_steps, p, curves, mc, base)
+
+
+def plot_comparison(c: Comparison, ax: Any = None) -> list[Any]:
+    """Draw every filter's survival curve ``P(T >= t)`` (steps), as in the paper's Figure 2, with the
+    Monte Carlo curves as dots. Returns the artists.
+
+    Examples
+    --------
+    >>> artists = plot_comparison(gaussian_comparison(2.0, 6.0, 1e-3, 48, trajectories=0))
+    """
+    if ax is None:
+        import matplotlib.pyplot as plt
+
+        ax = plt.subplots(figsize=(6, 4.5))[1]
+    t = np.arange(1, c.max_steps + 1)
+    artists = []
+    for name, curve in c.curves.items():
+        label, style = STYLES[name]
+        e = curve.expected_T
+        artists += ax.step(np.concatenate([[0], t]), np.concatenate([[1.0], curve.survival]),
+                           where="post", label=f"{label}: E[T] = {e:.1f}", **style)
+    for name, curve in c.monte_carlo.items():
+        artists += ax.plot(t, curve.survival, ".", ms=3, color=STYLES[name][1]["color"],
+                           label="_mc")
+    ax.set_xlabel("t")
+    ax.set_ylabel("P(T >= t)")
+    ax.set_xlim(0, c.max_steps + 0.5)
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_title(f"σ = {c.sigma:g}, ε = {c.epsilon:g}, δ = {c.delta:g}, N = {c.max_steps}",
+                 fontsize="medium")
+    ax.legend(fontsize="x-small", loc="upper right")
+    ax.grid(True, lw=0.3, alpha=0.5)
+    return artists
