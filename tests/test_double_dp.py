@@ -321,3 +321,21 @@ def test_bad_budget():
         max_k_within(lambda k: homogeneous(0.1, 0.0, k), 1.0, 1.5)
     with pytest.raises(ParameterError, match=r"k_max=0: must be an integer >= 1"):
         max_k_within(lambda k: homogeneous(0.1, 0.0, k), 1.0, 0.1, k_max=0)
+
+
+@pytest.mark.parametrize("name", ["figure2", "irrational", "tv-constraint"])
+def test_agrees_with_n_constraint_composition(name):
+    """Spec §7: the n-constraint composition (a separate convolution engine) is §5 when n = 2."""
+    from lpdp.compose import multi
+
+    c1, c2 = ACTIVE[name]
+    assert_regions_equal(multi([c1, c2], 10), double_dp(c1, c2, 10), rtol=1e-10, boundary_atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["lpdp.compose.double", "lpdp.compose.heterogeneous"])
+def test_examples_run(name):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0
