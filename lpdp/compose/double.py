@@ -76,9 +76,14 @@ def _check_pair(pair: object, name: str) -> tuple[float, float]:
     return check_epsilon(e, f"{name}.epsilon"), check_delta(d, f"{name}.delta", allow_one=False)
 
 
+def _ordered(first: tuple[float, float], second: tuple[float, float]) -> list[tuple[float, float]]:
+    """The constraints ordered by δ, ties by ε (spec §5: δ1 <= δ2)."""
+    return sorted([first, second], key=lambda c: (c[1], c[0]))
+
+
 def _classify(first: tuple[float, float], second: tuple[float, float]) -> _Active | tuple[float, float]:
     """The active pair, or the single binding constraint when one region contains the other (spec §5)."""
-    (e1, d1), (e2, d2) = sorted([first, second], key=lambda c: (c[1], c[0]))
+    (e1, d1), (e2, d2) = _ordered(first, second)
     if not e1 > e2:
         return (e1, d1)   # δ1 <= δ2 and ε1 <= ε2: R(ε1, δ1) ⊆ R(ε2, δ2)
     # Active iff (1-δ1)(1+e^{ε2}) < (1-δ2)(1+e^{ε1}), compared in logs (no overflow for large ε).
@@ -142,12 +147,11 @@ def double_dp(first: tuple[float, float], second: tuple[float, float], k: int, *
         raise ParameterError(f"method={method!r}: must be one of {', '.join(METHODS)}")
     if method == "remark1":
         return _intersect(homogeneous(*c1, k), homogeneous(*c2, k))
-    cls = _classify(c1, c2)
     if method == "remark2":
-        (e1, d1), (e2, d2) = ((cls.e1, cls.d1), (cls.e2, cls.d2)) if isinstance(cls, _Active) else \
-            sorted([c1, c2], key=lambda c: (c[1], c[0]))
+        (e1, d1), (e2, d2) = _ordered(c1, c2)
         first_factor = double_dp((e1, d1), (0.0, total_variation_eta(e2, d2)), k)
         return _intersect(first_factor, homogeneous(e2, d2, k))
+    cls = _classify(c1, c2)
     if not isinstance(cls, _Active):
         return homogeneous(*cls, k)
     route: Callable[[_Active, int], PrivacyRegion] = {
