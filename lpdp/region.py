@@ -312,6 +312,8 @@ class PrivacyRegion:
         seg_L, seg_q = seg_L[keep], seg_q[keep]
         lq = np.log(seg_q)
         t_end = start[-1]
+        if 1.0 - t_end <= 4 * np.finfo(float).eps:
+            t_end = 1.0   # the last line meets bII = 0 at bI = 1 up to rounding: no mass at -inf
         return cls.from_log_masses(
             seg_L, seg_L + lq, lq,
             log_p_inf=math.log(first_d) if first_d > 0 else _NEG_INF,

@@ -25,9 +25,18 @@ def _region(args: argparse.Namespace) -> int:
     pairs = _constraints(args.dp)
     region = PrivacyRegion.from_constraints(pairs)
     label = _label(pairs)
+    payload = {"constraints": [list(p) for p in pairs], **region_dict(region, args.at)}
+    summary = region_summary(region, args.at, title=label)
+    if args.lp and args.at:
+        from lpdp.lp import IntersectionLP
+
+        lp_delta = IntersectionLP([PrivacyRegion.from_dp(*p) for p in pairs]).delta(args.at)
+        payload["lp_delta_at"] = [[e, float(d)] for e, d in zip(args.at, lp_delta, strict=True)]
+        summary += "\nHiGHS LP cross-check: " + ", ".join(
+            f"delta({e:g}) = {d:.6g}" for e, d in payload["lp_delta_at"])
     return emit(args, Result(
-        summary=region_summary(region, args.at, title=label),
-        payload={"constraints": [list(p) for p in pairs], **region_dict(region, args.at)},
+        summary=summary,
+        payload=payload,
         regions={label: region},
         plot=regions_plot({**{_label([p]): PrivacyRegion.from_dp(*p) for p in pairs}, label: region}
                           if len(pairs) > 1 else {label: region}),
@@ -44,7 +53,9 @@ def _mix(args: argparse.Namespace) -> int:
     if len(weights) != len(pairs):
         raise ParameterError(f"--weight: give one weight per --dp (got {len(weights)} weights for "
                              f"{len(pairs)} constraints)")
-    parts = {_label([p]): PrivacyRegion.from_dp(*p) for p in pairs}
+    names = [f"{_label([p])} #{i + 1}" if [*pairs].count(p) > 1 else _label([p])
+             for i, p in enumerate(pairs)]
+    parts = {name: PrivacyRegion.from_dp(*p) for name, p in zip(names, pairs, strict=True)}
     region = mix(list(zip(weights, parts.values(), strict=True)))
     label = " + ".join(f"{w:g}·{name}" for w, name in zip(weights, parts, strict=True))
     return emit(args, Result(
@@ -61,6 +72,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Exact region of a mechanism that satisfies every --dp constraint.")
     p.add_argument("--dp", action="append", metavar="EPS,DELTA", help="a constraint (repeatable)")
     p.add_argument("--at", type=float, nargs="+", metavar="EPS", help="print delta at these epsilons")
+    p.add_argument("--lp", action="store_true",
+                   help="also solve the --at queries as HiGHS LPs over the intersection (a cross-check)")
     add_output_options(p)
     p.set_defaults(func=_region)
 

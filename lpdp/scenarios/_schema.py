@@ -66,7 +66,7 @@ def validate(data: Mapping[str, Any], schema: Mapping[str, Field], *, source: st
     for key in data:
         if key not in schema:
             known = ", ".join(sorted(schema))
-            raise ScenarioError(f"{source}: unknown key {prefix}{key!r} (known keys: {known})")
+            raise ScenarioError(f"{source}: unknown key '{prefix}{key}' (known keys: {known})")
     for key, fld in schema.items():
         path = f"{prefix}{key}"
         if key not in data:

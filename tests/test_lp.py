@@ -1,0 +1,96 @@
+"""Solver-backed queries (HiGHS through cvxpy) against the exact geometric answers."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lpdp import ParameterError, PrivacyRegion, SolverError
+from lpdp.lp import IntersectionLP, is_subset
+from tests.strategies import constraint_lists
+
+EPS = np.array([0.0, 0.3, 0.8, 1.5, 3.0])
+
+
+@settings(max_examples=15)
+@given(constraint_lists, constraint_lists)
+def test_lp_delta_and_tradeoff_equal_exact_geometry(a, b):
+    ra, rb = PrivacyRegion.from_constraints(a), PrivacyRegion.from_constraints(b)
+    exact = ra.intersect(rb)
+    lp = IntersectionLP([ra, rb])
+    np.testing.assert_allclose(lp.delta(EPS), exact.delta(EPS), atol=1e-9)
+    for t in (0.0, 0.05, 0.2, 0.5, 0.9):
+        assert lp.tradeoff(t) == pytest.approx(float(exact.tradeoff(t)), abs=1e-9)
+
+
+@settings(max_examples=15)
+@given(constraint_lists, st.floats(0, 1), st.floats(0, 1))
+def test_lp_membership_equals_exact(pairs, x, y):
+    r = PrivacyRegion.from_constraints(pairs)
+    lp = IntersectionLP([PrivacyRegion.from_dp(*p) for p in pairs])
+    gap = y - float(r.tradeoff(x)) if x + y <= 1 else -1.0
+    if abs(gap) > 1e-8 and abs(x + y - 1) > 1e-8:
+        assert lp.contains((x, y)) == r.contains((x, y))
+
+
+@settings(max_examples=10)
+@given(constraint_lists, constraint_lists)
+def test_lp_subset_equals_exact(a, b):
+    ra, rb = PrivacyRegion.from_constraints(a), PrivacyRegion.from_constraints(b)
+    grid = np.unique(np.abs(np.concatenate([ra.losses, rb.losses, [0.0]])))
+    margin = np.min(rb.delta(grid) - ra.delta(grid))
+    if abs(margin) > 1e-7:
+        assert is_subset([ra], [rb]) == rb.contains(ra) == (margin > 0)
+
+
+def test_lp_delta_is_an_upper_bound():
+    """The δ query returns the dual bound: never below the exact value."""
+    r = PrivacyRegion.from_constraints([(1.0, 1e-6), (0.3, 1e-3), (2.0, 0.0)])
+    lp = IntersectionLP([PrivacyRegion.from_dp(1.0, 1e-6), PrivacyRegion.from_dp(0.3, 1e-3),
+                         PrivacyRegion.from_dp(2.0, 0.0)])
+    grid = np.linspace(0, 2.5, 26)
+    assert np.all(lp.delta(grid) >= r.delta(grid) - 1e-15)
+
+
+def test_non_optimal_status_raises(monkeypatch):
+    lp = IntersectionLP([PrivacyRegion.from_dp(1.0, 0.1)])
+
+    def fake_solve(*args, **kwargs):
+        lp._delta_prob._status = "optimal_inaccurate"
+
+    monkeypatch.setattr(lp._delta_prob, "solve", fake_solve)
+    monkeypatch.setattr(type(lp._delta_prob), "status", property(lambda self: self._status))
+    with pytest.raises(SolverError, match="status 'optimal_inaccurate'"):
+        lp.delta(0.5)
+
+
+def test_residual_violation_raises(monkeypatch):
+    lp = IntersectionLP([PrivacyRegion.from_dp(1.0, 0.1)])
+    lp.delta(0.5)   # a real solve first
+    monkeypatch.setattr(lp, "_solve", lambda prob: None)
+    lp._z.value = np.array([0.0, 0.0])    # (0, 0) is outside R(1, 0.1)
+    with pytest.raises(SolverError, match="violates a constraint"):
+        lp.delta(0.5)
+
+
+def test_bad_queries():
+    lp = IntersectionLP([PrivacyRegion.from_dp(1.0, 0.1)])
+    with pytest.raises(ParameterError, match=r"must be finite and >= 0"):
+        lp.delta(-1.0)
+    with pytest.raises(ParameterError, match=r"t=2.0: must be in \[0, 1\]"):
+        lp.tradeoff(2.0)
+    with pytest.raises(ParameterError, match=r"regions=\[\]"):
+        IntersectionLP([])
+
+
+def test_cli_json_stays_pure_when_an_lp_is_solved():
+    """HiGHS prints a banner on the C-level stdout (HiGHS#2749): --json output must still parse."""
+    out = subprocess.run([sys.executable, "-m", "lpdp", "region", "--dp", "1.3,0", "--dp", "0.5,0.2",
+                          "--at", "0", "1", "--lp", "--json"], capture_output=True, text=True, check=True)
+    doc = json.loads(out.stdout)
+    np.testing.assert_allclose([d for _, d in doc["lp_delta_at"]], [d for _, d in doc["delta_at"]],
+                               atol=1e-9)

@@ -1,0 +1,78 @@
+"""Scenario files: schema validation errors name the file, the key and the problem; Figure 1 runs."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from lpdp import ParameterError, ScenarioError
+from lpdp.cli import main
+from lpdp.scenarios import load, run_file, schema_text
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def write(tmp_path, text, name="s.toml"):
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+GOOD = """kind = "mixture"
+title = "t"
+[[components]]
+weight = 0.5
+constraints = [[1.3, 0.0]]
+[[components]]
+weight = 0.5
+constraints = [[0.5, 0.2]]
+"""
+
+
+@pytest.mark.parametrize(("text", "match"), [
+    ("colour = 'red'\n" + GOOD, r"s.toml: unknown key 'colour'"),
+    (GOOD + "colour = 'red'\n", r"s.toml: unknown key 'components\[1\].colour'"),
+    (GOOD.replace('title = "t"\n', ""), r"s.toml: missing required key 'title'"),
+    (GOOD.replace("weight = 0.5\nconstraints = [[1.3", "weight = 'half'\nconstraints = [[1.3"),
+     r"s.toml: key 'components\[0\].weight' = 'half' must be a number"),
+    (GOOD.replace("[[1.3, 0.0]]", "[[1.3, 2.0]]"), r"s.toml: key 'components\[0\].constraints': .*delta=2.0"),
+    (GOOD.replace('"mixture"', '"nope"'), r"s.toml: key 'kind' = 'nope' must be one of"),
+    ("kind = [", r"s.toml: not valid TOML"),
+])
+def test_schema_errors(tmp_path, text, match):
+    with pytest.raises(ScenarioError, match=match):
+        load(write(tmp_path, text))
+
+
+def test_weights_must_sum_to_one(tmp_path):
+    text = GOOD.replace("weight = 0.5\nconstraints = [[0.5", "weight = 0.6\nconstraints = [[0.5")
+    with pytest.raises(ParameterError, match="must sum to 1"):
+        run_file(write(tmp_path, text), tmp_path / "out")
+
+
+def test_cli_reports_scenario_errors_in_one_line(tmp_path, capsys):
+    p = write(tmp_path, "colour = 1\n" + GOOD)
+    assert main(["run", str(p), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "unknown key 'colour'" in err
+
+
+def test_figure1_scenario_writes_json_and_png(tmp_path):
+    row = run_file(ROOT / "scenarios" / "figure1_mixture.toml", tmp_path)
+    doc = json.loads((tmp_path / "figure1_mixture.json").read_text())
+    assert doc["lpdp_version"] and doc["result"]["area_mixture_outside_union"] > 1e-3
+    assert doc["result"]["area_union_outside_mixture"] > 1e-3
+    assert (tmp_path / "figure1_mixture.png").read_bytes()[:4] == b"\x89PNG"
+    assert row["summary"]
+
+
+def test_schema_text_documents_every_kind():
+    text = schema_text()
+    assert "kind = 'mixture'" in text and "components" in text
+
+
+def test_every_shipped_scenario_validates():
+    files = sorted((ROOT / "scenarios").glob("*.toml"))
+    assert files
+    for f in files:
+        load(f)
