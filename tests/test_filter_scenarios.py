@@ -38,3 +38,35 @@ def test_telemetry_scenario_errors_name_the_key(tmp_path):
                    'epsilon = 1.0\ndelta = 1.0\n')
     with pytest.raises(ScenarioError, match=r"key 'delta'.*delta=1.0"):
         scenarios.load(bad)
+
+
+def test_figure_filter_gaussian_scenario(tmp_path):
+    row = scenarios.run_file(ROOT / "figure_filter_gaussian.toml", tmp_path)
+    data = json.loads((tmp_path / "figure_filter_gaussian.json").read_text())
+    comps = data["result"]["comparisons"]
+    assert [c["epsilon"] for c in comps] == [6.0, 10.0]
+    for c in comps:
+        assert set(c["curves"]) == {"realisation", "union", "additive", "advanced", "concentrated",
+                                    "renyi", "classical"}
+        for name, mc in c["monte_carlo"].items():
+            exact = c["curves"][name]["expected_T"]
+            assert abs(mc["expected_T"] - exact) <= 5 * mc["expected_T_stderr"]
+    assert round(comps[0]["expected_releases"]["realisation"], 1) == 15.8
+    assert (tmp_path / "figure_filter_gaussian.png").exists()
+    csv = (tmp_path / "figure_filter_gaussian_survival.csv").read_text().splitlines()
+    assert len(csv) == 1 + 2 * 48
+    assert any("realisation" in line for line in row["summary"])
+
+
+def test_filter_sweep_scenario(tmp_path, capsys):
+    src = tmp_path / "sweep.toml"
+    src.write_text('kind = "filter_sweep"\ntitle = "t"\nepsilons = [4.0, 6.0]\nmax_steps = [24, 48]\n')
+    scenarios.run_file(src, tmp_path)
+    res = json.loads((tmp_path / "sweep.json").read_text())["result"]
+    assert res["epsilons"] == [4.0, 6.0]
+    assert set(res["expected_releases"]) == {"24", "48"}
+    e48 = res["expected_releases"]["48"]
+    assert round(e48["realisation"][1], 1) == 15.8 and e48["renyi"] == [3.0, 7.0]
+    assert "4/4" in capsys.readouterr().err  # the progress bar
+    shipped = scenarios.load(ROOT / "filter_sweep_gaussian.toml")[1]
+    assert shipped["default"] is False

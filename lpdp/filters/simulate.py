@@ -201,6 +201,6 @@ def plot_comparison(c: Comparison, ax: Any = None) -> list[Any]:
     ax.set_ylim(-0.02, 1.02)
     ax.set_title(f"σ = {c.sigma:g}, ε = {c.epsilon:g}, δ = {c.delta:g}, N = {c.max_steps}",
                  fontsize="medium")
-    ax.legend(fontsize="x-small", loc="upper right")
+    ax.legend(fontsize="x-small", loc="best")
     ax.grid(True, lw=0.3, alpha=0.5)
     return artists

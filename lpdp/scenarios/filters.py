@@ -3,11 +3,15 @@
 * ``filter_telemetry``: a device holding one categorical value answers adaptive local-DP queries
   (randomised response of the value, Gaussian reports of category indicators); a realisation-level
   filter per device decides when it stops reporting (issue 5).
+* ``filter_survival``: the paper's Figure 2, survival curves ``P(T >= t)`` of every filter on i.i.d.
+  Gaussian rounds, one panel per ε (issue 6).
+* ``filter_sweep``: expected releases of every filter over a grid of ε and N (issue 6).
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 import numpy as np
@@ -122,3 +126,138 @@ def _telemetry(params: dict[str, Any]) -> ScenarioOutput:
 
 register(ScenarioKind("filter_telemetry", "a device answering adaptive local-DP queries until a "
                       "realisation-level filter stops it (issue 5)", TELEMETRY, _telemetry))
+
+
+def _positive_list(name: str):
+    def check(value: list[float]) -> list[float]:
+        return [check_positive(v, f"{name}[{i}]") for i, v in enumerate(value)]
+
+    return check
+
+
+def _steps_list(value: list[int]) -> list[int]:
+    return [check_int(v, f"max_steps[{i}]") for i, v in enumerate(value)]
+
+
+GAUSSIAN = {
+    "sigma": Field("float", "noise of each Gaussian round (sensitivity-1 count)", default=2.0,
+                   check=lambda v: check_positive(v, "sigma")),
+    "delta": Field("float", "target delta", default=1e-3,
+                   check=lambda v: check_delta(v, allow_one=False)),
+}
+
+SURVIVAL = {
+    **GAUSSIAN,
+    "max_steps": Field("int", "N of the realisation-level filter", default=48,
+                       check=lambda v: check_int(v, "max_steps")),
+    "epsilons": Field("list[float]", "one panel per epsilon", default=[6.0, 10.0],
+                      check=_positive_list("epsilons")),
+    "trajectories": Field("int", "Monte Carlo trajectories of the independent check (0: none)",
+                          default=100_000, check=lambda v: check_int(v, "trajectories", minimum=0)),
+    "seed": Field("int", "Monte Carlo seed", default=0,
+                  check=lambda v: check_int(v, "seed", minimum=0)),
+}
+
+
+def _expected_table(comparisons: list[Any]) -> list[str]:
+    names = list(comparisons[0].curves)
+    head = f"{'filter':<13}" + "".join(f"  eps={c.epsilon:<6g}" for c in comparisons)
+    rows = [f"{n:<13}" + "".join(f"  {c.curves[n].expected_T:>10.3f}" for c in comparisons)
+            for n in names]
+    return [f"expected releases E[min(T, N)], N = {comparisons[0].max_steps}:", head, *rows]
+
+
+def _survival(params: dict[str, Any]) -> ScenarioOutput:
+    """Every filter's survival curve (exact for the realisation-level and union-bound filters, with a
+    Monte Carlo check), the mechanism-level baselines with their best parameters, and the classical
+    reference; one panel per ε."""
+    from lpdp.filters.simulate import gaussian_comparison, plot_comparison
+
+    comps = [gaussian_comparison(params["sigma"], e, params["delta"], params["max_steps"],
+                                 trajectories=params["trajectories"], seed=params["seed"])
+             for e in params["epsilons"]]
+    summary = _expected_table(comps)
+    for c in comps:
+        for name, mc in c.monte_carlo.items():
+            exact = c.curves[name]
+            z = abs(exact.expected_T - mc.expected_T) / max(mc.expected_T_stderr, 1e-12)
+            summary.append(f"eps={c.epsilon:g} {name}: Monte Carlo E[T] = {mc.expected_T:.3f} ± "
+                           f"{mc.expected_T_stderr:.3f} ({z:.1f} standard errors from quadrature)")
+
+    def draw(ax: Any) -> None:
+        fig = ax.figure
+        fig.clf()
+        axes = np.atleast_1d(fig.subplots(1, len(comps), sharey=True))
+        for a, c in zip(axes, comps, strict=True):
+            plot_comparison(c, a)
+
+    csv = ["epsilon,t," + ",".join(comps[0].curves)]
+    csv += [f"{c.epsilon:g},{t}," + ",".join(f"{cv.survival[t - 1]:.10g}" for cv in c.curves.values())
+            for c in comps for t in range(1, c.max_steps + 1)]
+    return ScenarioOutput(payload={"comparisons": [c.to_dict() for c in comps]}, summary=summary,
+                          plot=draw, figsize=(6.0 * len(comps), 5.0),
+                          extra_files={"figure_filter_gaussian_survival.csv": "\n".join(csv) + "\n"})
+
+
+SWEEP = {
+    **GAUSSIAN,
+    "epsilons": Field("list[float]", "the epsilon grid", default=[2.0, 4.0, 6.0, 8.0, 10.0, 12.0],
+                      check=_positive_list("epsilons")),
+    "max_steps": Field("list[int]", "one panel per N", default=[24, 48, 96], check=_steps_list),
+}
+
+
+def _progress(done: int, total: int, label: str) -> None:
+    width = 30
+    bar = "#" * (width * done // total) + "." * (width - width * done // total)
+    end = "\n" if done == total else ""
+    print(f"\r[{bar}] {done}/{total} {label:<24}", end=end, file=sys.stderr, flush=True)
+
+
+def _sweep(params: dict[str, Any]) -> ScenarioOutput:
+    """Exact expected releases E[min(T, N)] of every filter over the (ε, N) grid (no Monte Carlo)."""
+    from lpdp.filters.simulate import STYLES, gaussian_comparison
+
+    eps, ns = params["epsilons"], params["max_steps"]
+    table: dict[int, dict[str, list[float]]] = {}
+    total, done = len(eps) * len(ns), 0
+    for n in ns:
+        table[n] = {}
+        for e in eps:
+            c = gaussian_comparison(params["sigma"], e, params["delta"], n, trajectories=0)
+            for name, v in c.expected_releases().items():
+                table[n].setdefault(name, []).append(v)
+            done += 1
+            _progress(done, total, f"epsilon={e:g}, N={n}")
+    summary = []
+    for n in ns:
+        best = {name: max(v) for name, v in table[n].items()}
+        summary.append(f"N={n}: largest E[T] over the grid: " + ", ".join(
+            f"{k} {v:.1f}" for k, v in best.items()))
+        zero = [e for e, v in zip(eps, table[n]["realisation"], strict=True) if v < 1e-9]
+        if zero:
+            summary.append(f"N={n}: the realisation-level filter releases nothing at eps in {zero}")
+
+    def draw(ax: Any) -> None:
+        fig = ax.figure
+        fig.clf()
+        axes = np.atleast_1d(fig.subplots(1, len(ns), sharey=True))
+        for a, n in zip(axes, ns, strict=True):
+            for name, values in table[n].items():
+                label, style = STYLES[name]
+                a.plot(eps, values, marker=".", label=label, **style)
+            a.set_title(f"N = {n}", fontsize="medium")
+            a.set_xlabel("epsilon")
+            a.grid(True, lw=0.3, alpha=0.5)
+        axes[0].set_ylabel("expected releases E[min(T, N)]")
+        axes[0].legend(fontsize="x-small", loc="upper left")
+
+    return ScenarioOutput(payload={"epsilons": eps, "expected_releases": {
+        str(n): v for n, v in table.items()}}, summary=summary, plot=draw,
+        figsize=(5.0 * len(ns), 4.5))
+
+
+register(ScenarioKind("filter_survival", "survival curves P(T >= t) of every filter on i.i.d. "
+                      "Gaussian rounds (the paper's Figure 2, issue 6)", SURVIVAL, _survival))
+register(ScenarioKind("filter_sweep", "expected releases of every filter over a grid of epsilon "
+                      "and N (issue 6)", SWEEP, _sweep))
