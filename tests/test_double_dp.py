@@ -339,3 +339,12 @@ def test_examples_run(name):
 
     result = doctest.testmod(importlib.import_module(name), optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_too_large_k_is_refused_not_attempted():
+    with pytest.raises(ParameterError, match=r"k=3001: method 'lattice' supports k <= 3000"):
+        double_dp((0.3, 0.0), (0.15, 0.02), 3001)
+    with pytest.raises(ParameterError, match=r"k=401: method 'theorem2' supports k <= 400"):
+        double_dp((0.3, 0.0), (0.15, 0.02), 401, method="theorem2")
+    # Inactive pairs go to Kairouz, which has no such limit.
+    assert double_dp((0.3, 0.0), (0.5, 0.1), 10_000).delta(0.0) > 0

@@ -160,3 +160,8 @@ def test_integer_ratio_keeps_fraction_structure():
 def test_bad_input(counts, match):
     with pytest.raises(ParameterError, match=match):
         heterogeneous(counts)
+
+
+def test_too_large_lattice_is_refused_not_attempted():
+    with pytest.raises(ParameterError, match=r"the lattice has 25010001 points, more than the 20000000"):
+        heterogeneous({0.3: 5000, 0.1: 5000})

@@ -44,10 +44,12 @@ from lpdp.errors import ParameterError
 from lpdp.mixture import mix
 from lpdp.region import PrivacyRegion
 
-__all__ = ["METHODS", "double_dp", "total_variation_eta", "max_k_within"]
+__all__ = ["METHODS", "MAX_K", "double_dp", "total_variation_eta", "max_k_within"]
 
 #: Accepted values of ``method``: three exact routes, then the two baselines.
 METHODS = ("lattice", "theorem2", "theorem3", "remark1", "remark2")
+#: Largest k each exact route accepts (memory: ~0.5 GB at the limit; the lattice takes ~4 s at k = 2000).
+MAX_K = {"lattice": 3000, "theorem2": 400, "theorem3": 150}
 
 _LN2 = math.log(2.0)
 #: Factors of the lattice's matrix product are split at 2^-500 into large and small ones (see _log_matmul).
@@ -119,7 +121,8 @@ def double_dp(first: tuple[float, float], second: tuple[float, float], k: int, *
     first, second : (float, float)
         The two constraints ``(ε, δ)``, ε >= 0 finite, δ in [0, 1), in any order.
     k : int
-        Number of mechanisms, >= 1.
+        Number of mechanisms, >= 1 (and at most :data:`MAX_K` for the exact routes when both constraints
+        are active).
     method : str
         ``"lattice"`` (default), ``"theorem2"`` or ``"theorem3"``: the exact region by three routes that
         agree (module docstring); ``"remark1"`` or ``"remark2"``: the paper's baselines, which contain the
@@ -154,6 +157,9 @@ def double_dp(first: tuple[float, float], second: tuple[float, float], k: int, *
     cls = _classify(c1, c2)
     if not isinstance(cls, _Active):
         return homogeneous(*cls, k)
+    if k > MAX_K[method]:
+        raise ParameterError(f"k={k}: method {method!r} supports k <= {MAX_K[method]} (its memory grows "
+                             f"like k^{2 if method == 'lattice' else 3})")
     route: Callable[[_Active, int], PrivacyRegion] = {
         "lattice": _lattice, "theorem2": _theorem2, "theorem3": _theorem3}[method]
     return route(cls, k)

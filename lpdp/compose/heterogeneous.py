@@ -26,6 +26,9 @@ from lpdp.region import PrivacyRegion
 
 __all__ = ["heterogeneous"]
 
+#: Largest lattice (number of count vectors) accepted; about 2 GB of temporaries at the limit.
+MAX_POINTS = 20_000_000
+
 
 def heterogeneous(counts: Mapping[float, int]) -> PrivacyRegion:
     """Exact region of composing ``counts[ε]`` pure ε-DP mechanisms for every ε (Theorem 1).
@@ -63,6 +66,10 @@ def heterogeneous(counts: Mapping[float, int]) -> PrivacyRegion:
     if not levels:
         return identity_region()
     levels.sort(reverse=True)
+    points = math.prod(x + 1 for _, x in levels)
+    if points > MAX_POINTS:
+        raise ParameterError(f"counts={dict(levels)!r}: the lattice has {points} points, more than the "
+                             f"{MAX_POINTS} supported (its cost is the product of (count + 1) over levels)")
     eps = [e for e, _ in levels]
     grids = np.meshgrid(*[np.arange(x + 1) for _, x in levels], indexing="ij", sparse=True)
     loss = lattice_loss(eps, [2 * a - x for a, (_, x) in zip(grids, levels, strict=True)])
