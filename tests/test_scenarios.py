@@ -76,3 +76,12 @@ def test_every_shipped_scenario_validates():
     assert files
     for f in files:
         load(f)
+
+
+def test_lpdp_run_without_arguments_runs_the_default_set(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(ROOT)
+    out = tmp_path / "results"
+    assert main(["run", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "figure1_mixture" in printed and f"to {out}/" in printed
+    assert (out / "figure1_mixture.png").exists() and (out / "figure1_mixture.json").exists()
