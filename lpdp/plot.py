@@ -96,7 +96,7 @@ def save_figure(draw: Callable[[Any], None], path: str | Path, *,
             fig.suptitle(title)
         fig.tight_layout()
         path = Path(path)
-        fig.savefig(path, dpi=120)
+        fig.savefig(path, dpi=120, bbox_inches="tight")
     finally:
         plt.close(fig)
     return path
