@@ -82,8 +82,10 @@ def test_paper_experiment_numbers_and_guarantees():
     a, b = audit(paper, g), audit(union, g)
     assert round(a.expected_T, 1) == 15.8 and round(b.expected_T, 1) == 28.6
     theorem = paper.delta_tilde + (1 - paper.delta_tilde) * paper.theta * (a.expected_T - 1)
+    assert a.guarantee == pytest.approx(theorem, rel=1e-12)
     assert a.hockey_stick_delta <= a.tail <= theorem <= 1e-3
     assert b.hockey_stick_delta <= b.tail <= 1e-3 * b.expected_T / 48
+    assert b.guarantee == pytest.approx(1e-3 * b.expected_T / 48, rel=1e-12)
     for eps in (2.0, 4.0, 8.0, 10.0, 12.0):
         assert audit(paper_filter(eps, 1e-3, 48), g).tail <= 1e-3
         assert audit(UnionBoundFilter(eps, 1e-3, 48), g).tail <= 1e-3

@@ -58,8 +58,8 @@ def _audit(args: argparse.Namespace) -> int:
     payload = {"filter": args.filter, "epsilon": args.epsilon, "sigma": args.gaussian_sigma,
                "max_steps": args.max_steps, **r.to_dict()}
     summary = (f"{args.filter} filter: P(l^(T) > eps) = {r.tail:.4g}, hockey-stick delta = "
-               f"{r.hockey_stick_delta:.4g}, bound = {r.bound:g}, E[T] = {r.expected_T:.4g} "
-               f"({r.method})")
+               f"{r.hockey_stick_delta:.4g}, own bound {r.guarantee:.4g}, claimed delta = "
+               f"{r.bound:g}, E[T] = {r.expected_T:.4g} ({r.method})")
     table = [{"pair": f"{p.pair[0]}->{p.pair[1]}", "tail": p.tail,
               "hockey_stick_delta": p.hockey_stick_delta, "expected_T": p.expected_T}
              for p in r.pairs]

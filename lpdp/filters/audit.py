@@ -63,7 +63,9 @@ class AuditResult:
 
     ``tail`` and ``hockey_stick_delta`` are the largest values over ordered pairs; for Monte Carlo
     ``tail_upper`` and ``hockey_stick_upper`` are one-sided upper bounds at ``confidence`` (for exact
-    methods they equal the values and ``confidence`` is ``None``). ``bound`` is the δ the filter claims.
+    methods they equal the values and ``confidence`` is ``None``). ``bound`` is the δ the filter claims;
+    ``guarantee`` is its own proof's bound evaluated at the audited ``E_x[T]`` (largest over pairs;
+    ``None`` for a filter without a guarantee).
     """
 
     tail: float
@@ -74,6 +76,7 @@ class AuditResult:
     method: str
     confidence: float | None
     pairs: tuple[PairAudit, ...]
+    guarantee: float | None = None
 
     @property
     def expected_T(self) -> float:
@@ -89,7 +92,8 @@ class AuditResult:
         """Plain data for JSON output."""
         return {"tail": self.tail, "hockey_stick_delta": self.hockey_stick_delta,
                 "tail_upper": self.tail_upper, "hockey_stick_upper": self.hockey_stick_upper,
-                "bound": self.bound, "method": self.method, "confidence": self.confidence,
+                "bound": self.bound, "guarantee": self.guarantee, "method": self.method,
+                "confidence": self.confidence,
                 "expected_T": self.expected_T,
                 "pairs": [{"pair": list(p.pair), "tail": p.tail,
                            "hockey_stick_delta": p.hockey_stick_delta, "expected_T": p.expected_T,
@@ -399,4 +403,6 @@ def audit(filt: Any, mechanism: Mechanism, request: Request | None = None, *,
         conf: float | None = confidence
     else:
         tail_up, hs_up, conf = tail, hs, None
-    return AuditResult(tail, hs, tail_up, hs_up, filt.claimed_delta, method, conf, pairs)
+    bounds = [filt.guarantee(p.expected_T) for p in pairs]
+    guarantee = None if None in bounds else max(bounds)
+    return AuditResult(tail, hs, tail_up, hs_up, filt.claimed_delta, method, conf, pairs, guarantee)

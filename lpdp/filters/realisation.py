@@ -138,6 +138,10 @@ class _Filter(ABC):
     def _grant(self, step: int, current: Step, nxt: Sequence[Any] | None) -> str | None:
         """``None`` if step ``step`` may run (and update look-ahead state), else the halt reason."""
 
+    def guarantee(self, expected_t: float) -> float | None:
+        """The filter's own bound on ``P_x(l^{(T)} > ε)`` given ``E_x[T]`` (``None``: no guarantee)."""
+        return None
+
     # -- helpers ---------------------------------------------------------------------------------
     def _quantiles(self, step: Step, level: float) -> tuple[float, ...]:
         """``u(level)`` of ``step``'s loss for every ordered pair (cached)."""
@@ -156,7 +160,7 @@ class _Filter(ABC):
 
     # -- the protocol ----------------------------------------------------------------------------
     def ask(self, mechanism: Mechanism, request: Request | None = None, *,
-            next: Sequence[Any] | None = None) -> bool:  # noqa: A002 - the natural name
+            next: Sequence[Any] | None = None) -> bool:
         """Whether the next step may run ``mechanism`` on ``request``; ``False`` halts the filter.
 
         ``next`` lists every (mechanism, request) the analyst might submit at the step after this one
@@ -336,6 +340,10 @@ class RealisationFilter(_Filter):
         return {"epsilon": self.epsilon, "delta": self.delta, "max_steps": self.max_steps,
                 "delta_tilde": self.delta_tilde, "theta": self.theta}
 
+    def guarantee(self, expected_t: float) -> float:
+        """Theorem 1: ``P_x(l^{(T)} > ε) <= δ̃ + (1 - δ̃) θ (E_x[T] - 1)``."""
+        return self.delta_tilde + (1.0 - self.delta_tilde) * self.theta * max(expected_t - 1.0, 0.0)
+
     def _grant(self, step: int, current: Step, nxt: Sequence[Any] | None) -> str | None:
         if step == 1:
             for (a, b), u in zip(self.ordered_pairs, self._quantiles(current, self.delta_tilde),
@@ -429,6 +437,10 @@ class UnionBoundFilter(_OneStepFilter):
 
     def config(self) -> dict[str, Any]:
         return {"epsilon": self.epsilon, "delta": self.delta, "max_steps": self.max_steps}
+
+    def guarantee(self, expected_t: float) -> float:
+        """Spec filter.md §5: ``P_x(l^{(T)} > ε) <= (δ/N) E_x[T]``."""
+        return self.delta / self.max_steps * expected_t
 
 
 class NaiveBayesianFilter(_OneStepFilter):
