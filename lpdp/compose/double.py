@@ -185,7 +185,7 @@ def _tolerance(p: _Active, k: int) -> float:
 
 
 def _lattice(p: _Active, k: int) -> PrivacyRegion:
-    """Default route: key masses ``Σ_i F[n1, i] G[i, n2]`` as two BLAS products (module docstring)."""
+    """Default route: key masses ``Σ_i F[n1, i] G[i, n2]`` by BLAS (module docstring), for n1 >= 0."""
     log_rest, log_inf = _log_tilde(p, k)
     sp1, sp2 = float(log_softplus(p.e1)), float(log_softplus(p.e2))
     log_fact = gammaln(np.arange(k + 1) + 1.0)
@@ -200,15 +200,22 @@ def _lattice(p: _Active, k: int) -> PrivacyRegion:
     losses, log_masses = [], []
     for parity in (0, 1):
         i = np.arange(parity, k + 1, 2)                     # ε1-type coordinates, n1 ≡ i (mod 2)
-        n1 = np.arange(-k + (k + parity) % 2, k + 1, 2)
-        n2 = np.arange(-k + parity, k + 1, 2)               # n2 ≡ k - i (mod 2)
+        n1 = np.arange(parity, k + 1, 2)                    # n1 >= 0 here; n1 < 0 by the mirror below
+        n2 = np.arange(-k + parity, k + 1, 2)               # n2 ≡ k - i (mod 2), symmetric about 0
         m = k - i
         weight = log_fact[k] - log_fact[i] - log_fact[m] + i * (p.log_1m_alpha - sp1) + m * p.log_alpha
         log_f = log_binomial_pmf_part(i[None, :], n1[:, None], p.e1) + weight[None, :]
         log_g = log_binomial_pmf_part(m[:, None], n2[None, :], p.e2) - (m * sp2)[:, None]
-        key = np.abs(n1)[:, None] + np.abs(n2)[None, :] <= k
-        log_masses.append(_log_matmul(log_f, log_g)[key] + log_rest)
-        losses.append(lattice_loss([p.e1, p.e2], np.meshgrid(n1, n2, indexing="ij", sparse=True))[key])
+        log_pos = _log_matmul(log_f, log_g)
+        # The pair is its own mirror, so P(-n1, n2) = e^{L(-n1, n2)} P(n1, -n2): reversed columns.
+        n1_neg = -n1[n1 > 0]
+        loss_neg = lattice_loss([p.e1, p.e2], np.meshgrid(n1_neg, n2, indexing="ij", sparse=True))
+        blocks = ((n1, log_pos), (n1_neg, loss_neg + log_pos[n1 > 0, ::-1]))
+        for rows, log_mass in blocks:
+            key = np.abs(rows)[:, None] + np.abs(n2)[None, :] <= k
+            loss = lattice_loss([p.e1, p.e2], np.meshgrid(rows, n2, indexing="ij", sparse=True))
+            losses.append(np.broadcast_to(loss, key.shape)[key])
+            log_masses.append(log_mass[key] + log_rest)
     return region_from_atoms(np.concatenate(losses), np.concatenate(log_masses), log_p_inf=log_inf,
                              tol=_tolerance(p, k))
 
@@ -220,7 +227,7 @@ def _log_matmul(log_f: np.ndarray, log_g: np.ndarray) -> np.ndarray:
     ones are dropped (an error below ``k * 1e-457`` per key). Factors are split at ``2^-500`` into large
     (L) and small (S) ones and three products are scaled so that every kept product lies in
     ``[2^-1022, 2^1012]``: L·(L or S) scaled by ``2^500 · 2^500``, S·L by ``2^1000 · 1``, S·S by
-    ``2^1006 · 2^1006``.
+    ``2^1006 · 2^1006``. Each product is restricted to the rows, columns and inner indices its masks use.
     """
     out = np.full((log_f.shape[0], log_g.shape[1]), -np.inf)
     f_large, g_large = log_f >= _LOG_SPLIT, log_g >= _LOG_SPLIT
@@ -232,13 +239,13 @@ def _log_matmul(log_f: np.ndarray, log_g: np.ndarray) -> np.ndarray:
         rows, inner, cols = f_mask.any(axis=1), f_mask.any(axis=0) & g_mask.any(axis=1), g_mask.any(axis=0)
         if not (rows.any() and inner.any() and cols.any()):
             continue
+        f_mask, g_mask = f_mask[np.ix_(rows, inner)], g_mask[np.ix_(inner, cols)]
         f = np.zeros(f_mask.shape)
-        f[f_mask] = np.exp(log_f[f_mask] + f_bits * _LN2)
+        f[f_mask] = np.exp(log_f[np.ix_(rows, inner)][f_mask] + f_bits * _LN2)
         g = np.zeros(g_mask.shape)
-        g[g_mask] = np.exp(log_g[g_mask] + g_bits * _LN2)
-        prod = f[np.ix_(rows, inner)] @ g[np.ix_(inner, cols)]
+        g[g_mask] = np.exp(log_g[np.ix_(inner, cols)][g_mask] + g_bits * _LN2)
         with np.errstate(divide="ignore"):
-            part = np.log(prod) - (f_bits + g_bits) * _LN2
+            part = np.log(f @ g) - (f_bits + g_bits) * _LN2
         block = np.ix_(rows, cols)
         out[block] = np.logaddexp(out[block], part)
     return out
