@@ -45,12 +45,12 @@ def region_from_atoms(loss: np.ndarray, log_p: np.ndarray, *, log_p_inf: float =
     other are moved onto the largest of them before the exact-equality merge of
     :meth:`PrivacyRegion.from_log_masses`.
     """
-    L = np.ravel(loss).astype(float)
-    lp = np.ravel(log_p).astype(float)
+    L = np.asarray(loss, dtype=float).ravel()
+    lp = np.asarray(log_p, dtype=float).ravel()
     keep = np.isfinite(lp)
     L, lp = L[keep], lp[keep]
     if tol > 0 and L.size > 1:
-        order = np.argsort(-L, kind="stable")
+        order = np.argsort(-L)
         L, lp = L[order], lp[order]
         new_group = np.concatenate(([True], (L[:-1] - L[1:]) > tol))
         L = L[new_group][np.cumsum(new_group) - 1]
