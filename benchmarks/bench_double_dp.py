@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import math
 import multiprocessing as mp
+import os
 import resource
 import sys
 import time
@@ -141,11 +142,17 @@ def _compare(pld_deltas, ours) -> str:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="k <= 100 and x = y = 100 only")
+    parser.add_argument("--blas-threads", type=int, metavar="N",
+                        help="OPENBLAS_NUM_THREADS for every measured process (on a busy 2-core machine, 1 "
+                             "is faster than the default)")
     args = parser.parse_args(argv)
+    if args.blas_threads is not None:
+        os.environ["OPENBLAS_NUM_THREADS"] = str(args.blas_threads)   # inherited by the spawned children
     ks = (20, 100) if args.quick else (20, 100, 500, 1000)
     base = measure(_base)[1]
     print(f"double-DP: delta at 10 epsilons; PLD value discretisation {DISCRETIZATION:g}; "
-          f"base RSS {base:.0f} MB (interpreter + numpy + lpdp)")
+          f"base RSS {base:.0f} MB (interpreter + numpy + lpdp); "
+          f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'default')}")
     print(f"{'params':<8} {'k':>5} {'lpdp s':>8} {'MB':>6} {'PLD s':>8} {'MB':>6} {'speed-up':>8} "
           f"{'PLD-exact (rel)':>15} {'thm2 vs lattice':>16}")
     for name in PARAMS:
