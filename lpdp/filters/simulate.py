@@ -63,7 +63,7 @@ class SurvivalCurve:
 
 def survival(filt: Any, mechanism: Mechanism, request: Request | None = None, *,
              horizon: int | None = None, method: str = "auto", trajectories: int = 100_000,
-             seed: int = 0, nodes: int = 200) -> SurvivalCurve:
+             seed: int = 0, nodes: int = 24) -> SurvivalCurve:
     """The survival curve of ``filt`` on i.i.d. rounds of ``(mechanism, request)``, under the first
     database of its first neighbouring pair.
 
