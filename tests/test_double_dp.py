@@ -49,6 +49,7 @@ ACTIVE = {
     "ratio-3": ((0.9, 0.001), (0.3, 0.04)),
     "irrational": ((1.0, 0.0), (1 / math.sqrt(7), 0.03)),
     "reversed-order": ((0.15, 0.02), (0.3, 0.0)),
+    "nearly-equal-eps": ((0.5 + 1e-9, 0.0), (0.5, 1e-10)),     # e^ε1 - e^ε2 ~ 1e-9: α without cancellation
 }
 
 
@@ -348,3 +349,23 @@ def test_too_large_k_is_refused_not_attempted():
         double_dp((0.3, 0.0), (0.15, 0.02), 401, method="theorem2")
     # Inactive pairs go to Kairouz, which has no such limit.
     assert double_dp((0.3, 0.0), (0.5, 0.1), 10_000).delta(0.0) > 0
+
+
+def test_baselines_stay_supersets_beyond_line_overflow():
+    """k ε1 = 800 > 700: the baselines leave out lines that would overflow and stay valid supersets."""
+    c1, c2 = ACTIVE["bench"]
+    k = 800
+    exact = double_dp(c1, c2, k)
+    r1, r2 = double_dp(c1, c2, k, method="remark1"), double_dp(c1, c2, k, method="remark2")
+    grid = np.linspace(0.0, 1000.0, 201)
+    assert_delta_le(exact, r2, grid, rtol=1e-9)
+    assert_delta_le(r2, r1, grid, rtol=1e-9)
+    assert np.all(np.asarray(r1.delta(grid)) <= 1.0)
+
+
+def test_theorem3_refuses_overflowing_lines():
+    with pytest.raises(ParameterError, match=r"k \* epsilon = 2100\.0: method 'theorem3'.*use 'lattice'"):
+        double_dp((700.0, 0.0), (1.0, 0.5), 3, method="theorem3")
+    # The other exact routes handle it.
+    assert_regions_equal(double_dp((700.0, 0.0), (1.0, 0.5), 3, method="theorem2"),
+                         double_dp((700.0, 0.0), (1.0, 0.5), 3), rtol=1e-12)

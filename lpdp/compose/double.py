@@ -24,6 +24,8 @@ Routes (all exact, all public through ``method``):
 
 Baselines (supersets of the exact region): ``"remark1"``, ``R_k(ε1,δ1) ∩ R_k(ε2,δ2)``, and ``"remark2"``
 (Ghazi and Issa), ``R_k((ε1,0),(δ1,η)) ∩ R_k(ε2,δ2)`` with ``η = δ2 + (1-δ2)(e^{ε2}-1)/(e^{ε2}+1)``.
+They intersect the profiles' lines; profile points with ε > 700 are left out (``e^ε`` overflows), which
+makes them looser, never tighter, above ε = 700.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import gammaln
 
-from lpdp._numerics import log1mexp, log_binom, log_softplus
+from lpdp._numerics import log_binom, log_softplus
 from lpdp._validate import check_delta, check_epsilon, check_int
 from lpdp.compose._levels import lattice_loss, merge_tolerance, region_from_atoms
 from lpdp.compose.heterogeneous import heterogeneous
@@ -48,6 +50,8 @@ __all__ = ["METHODS", "MAX_K", "double_dp", "total_variation_eta", "max_k_within
 
 #: Accepted values of ``method``: three exact routes, then the two baselines.
 METHODS = ("lattice", "theorem2", "theorem3", "remark1", "remark2")
+#: Lines ``1 - δ - e^ε t`` with larger ε overflow in the foundation's intersection of lines.
+_MAX_LINE_EPS = 700.0
 #: Largest k each exact route accepts (memory: ~0.5 GB at the limit; the lattice takes ~4 s at k = 2000).
 MAX_K = {"lattice": 3000, "theorem2": 400, "theorem3": 150}
 
@@ -88,14 +92,18 @@ def _classify(first: tuple[float, float], second: tuple[float, float]) -> _Activ
     (e1, d1), (e2, d2) = _ordered(first, second)
     if not e1 > e2:
         return (e1, d1)   # δ1 <= δ2 and ε1 <= ε2: R(ε1, δ1) ⊆ R(ε2, δ2)
-    # Active iff (1-δ1)(1+e^{ε2}) < (1-δ2)(1+e^{ε1}), compared in logs (no overflow for large ε).
-    log_lhs = math.log1p(-d1) + float(log_softplus(e2))
-    log_rhs = math.log1p(-d2) + float(log_softplus(e1))
-    if not log_lhs < log_rhs:
+    # With r = 1 - e^{ε2-ε1}, A = (1+e^{ε1}) / (e^{ε1}-e^{ε2}) = (1+e^{-ε1})/r and
+    # B = (1+e^{ε2}) / (e^{ε1}-e^{ε2}) = (e^{ε2-ε1}+e^{-ε1})/r (no overflow, no cancellation in r):
+    # (1-α)(1-δ1) = (δ2-δ1) A and α(1-δ1) = 1 - δ2 A + δ1 B. Active iff α > 0, i.e.
+    # (1-δ1)(1+e^{ε2}) < (1-δ2)(1+e^{ε1}).
+    r = -math.expm1(e2 - e1)
+    big_a = (1.0 + math.exp(-e1)) / r
+    big_b = (math.exp(e2 - e1) + math.exp(-e1)) / r
+    alpha_x = 1.0 - d2 * big_a + d1 * big_b
+    if not alpha_x > 0:
         return (e1, d1)
-    log_gap = e1 + float(log1mexp(e2 - e1))                       # log(e^{ε1} - e^{ε2})
-    log_alpha = log_rhs + float(log1mexp(log_lhs - log_rhs)) - log_gap - math.log1p(-d1)
-    log_1m_alpha = math.log(d2 - d1) + float(log_softplus(e1)) - math.log1p(-d1) - log_gap
+    log_alpha = math.log(alpha_x) - math.log1p(-d1)
+    log_1m_alpha = math.log(d2 - d1) + math.log(big_a) - math.log1p(-d1)
     return _Active(e1, d1, e2, d2, log_alpha, log_1m_alpha)
 
 
@@ -160,9 +168,21 @@ def double_dp(first: tuple[float, float], second: tuple[float, float], k: int, *
     if k > MAX_K[method]:
         raise ParameterError(f"k={k}: method {method!r} supports k <= {MAX_K[method]} (its memory grows "
                              f"like k^{2 if method == 'lattice' else 3})")
+    if method == "theorem3" and k * cls.e1 > _MAX_LINE_EPS:
+        raise ParameterError(f"k * epsilon = {k * cls.e1!r}: method 'theorem3' intersects lines "
+                             f"1 - δ - e^ε t, which overflow beyond ε = {_MAX_LINE_EPS:g}; use 'lattice'")
     route: Callable[[_Active, int], PrivacyRegion] = {
         "lattice": _lattice, "theorem2": _theorem2, "theorem3": _theorem3}[method]
     return route(cls, k)
+
+
+def _lines(pairs: list[tuple[float, float]]) -> PrivacyRegion:
+    """``∩ R(ε_j, δ_j)`` by the foundation's intersection of lines, made safe for k-fold profiles.
+
+    δ_j rounded above 1 becomes 1, and pairs with ``ε_j > _MAX_LINE_EPS`` (where ``e^ε`` overflows) are
+    left out: the result is then a superset, valid and looser only for ε above that value.
+    """
+    return PrivacyRegion.from_constraints([(e, min(d, 1.0)) for e, d in pairs if e <= _MAX_LINE_EPS])
 
 
 def _intersect(a: PrivacyRegion, b: PrivacyRegion) -> PrivacyRegion:
@@ -170,8 +190,10 @@ def _intersect(a: PrivacyRegion, b: PrivacyRegion) -> PrivacyRegion:
 
     Built from the profiles rather than with :meth:`PrivacyRegion.intersect`, whose lines of very
     negative loss lose every digit of ``1 - δ`` (their breakpoints land beyond t = 1 for k-fold regions).
+    ``R(0, min(δ_a(0), δ_b(0)))`` holds for the intersection and keeps the list non-empty.
     """
-    return PrivacyRegion.from_constraints(a.profile() + b.profile())
+    at_zero = (0.0, float(min(a.delta(0.0), b.delta(0.0))))
+    return _lines([at_zero, *a.profile(), *b.profile()])
 
 
 def _log_tilde(p: _Active, k: int) -> tuple[float, float]:
@@ -281,7 +303,7 @@ def _theorem3(p: _Active, k: int) -> PrivacyRegion:
     # u >= ceil((k ε1 - v(ε1-ε2)) / (ε1+ε2)) is ε_uv >= 0; decide it with a tolerance, not a float ceil.
     eps_uv = np.maximum(eps_uv[eps_uv >= -_tolerance(p, k)], 0.0)
     log_d = np.logaddexp(log_inf, log_rest + np.asarray(four_point.log_delta(eps_uv)))
-    return PrivacyRegion.from_constraints(zip(eps_uv.tolist(), np.exp(log_d).tolist(), strict=True))
+    return _lines(list(zip(eps_uv.tolist(), np.exp(log_d).tolist(), strict=True)))
 
 
 def max_k_within(compose: Callable[[int], PrivacyRegion], epsilon: float, delta: float, *,
