@@ -63,6 +63,7 @@ def _constraints(texts: list[str]) -> list[tuple[float, float]]:
 
 
 def _composer(pairs: list[tuple[float, float]], method: str) -> Callable[[int], PrivacyRegion]:
+    """k -> region: Kairouz for one constraint (``method`` ignored), ``double_dp`` for two."""
     from lpdp.compose import double_dp, homogeneous
 
     if len(pairs) == 1:
@@ -74,66 +75,69 @@ def _epsilon_for(region: PrivacyRegion, for_delta: list[float]) -> list[list[flo
     return [[d, region.epsilon(d)] for d in for_delta]
 
 
+def _pure(args: argparse.Namespace) -> tuple[PrivacyRegion, str, dict[str, Any], dict, list[str]]:
+    """``--pure``: Theorem 1."""
+    from lpdp.compose import heterogeneous
+
+    for flag, value in (("--dp", args.dp), ("-k", args.k), ("--method", args.method),
+                        ("--max-k-within", args.max_k_within)):
+        if value is not None:
+            raise ParameterError(f"{flag}: not used with --pure (the counts say how many mechanisms)")
+    counts = _parse_pure(args.pure)
+    region = heterogeneous(counts)
+    label = " + ".join(f"{n}×{e:g}-DP" for e, n in counts.items())
+    payload = {"method": "theorem1", "counts": [[e, n] for e, n in counts.items()]}
+    return region, label, payload, {label: region}, []
+
+
+def _dp(args: argparse.Namespace, at: list[float], for_delta: list[float]
+        ) -> tuple[PrivacyRegion, str, dict[str, Any], dict, list[str]]:
+    """``--dp`` once (Kairouz) or twice (Theorems 2-3, with the baselines alongside)."""
+    from lpdp.compose import max_k_within
+
+    if not args.dp:
+        raise ParameterError("--dp: give one or two EPS,DELTA constraints (or --pure EPSxCOUNT)")
+    pairs = _constraints(args.dp)
+    if len(pairs) == 1 and args.method is not None:
+        raise ParameterError(f"--method {args.method}: only used with two --dp constraints")
+    method = args.method or "lattice"
+    name = "kairouz" if len(pairs) == 1 else method
+    compared = [name] + (list(_BASELINES) if len(pairs) == 2 and method not in _BASELINES else [])
+    payload: dict[str, Any] = {"method": name, "constraints": [list(p) for p in pairs]}
+    lines = []
+    k = None if args.k is None else _parse_int(args.k, "-k")
+    if args.max_k_within is not None:
+        eps, dlt = parse_pair(args.max_k_within, "--max-k-within")
+        k_max = _parse_int(args.k_max, "--k-max")
+        found = {m: max_k_within(_composer(pairs, m), eps, dlt, k_max=k_max) for m in compared}
+        payload["max_k_within"] = {"epsilon": eps, "delta": dlt, "k_max": k_max, "k": found}
+        lines += [f"largest k within (eps={eps:g}, delta={dlt:g}) by {m}: {n}"
+                  + (" (or more: raise --k-max)" if n == k_max else "") for m, n in found.items()]
+        k = k if k is not None else max(found[name], 1)
+    if k is None:
+        raise ParameterError("-k: the number of compositions is required (or use --max-k-within)")
+    region = _composer(pairs, method)(k)
+    payload["k"] = k
+    label = f"{k}-fold " + " ∩ ".join(f"R({e:g}, {d:g})" for e, d in pairs) + \
+        ("" if len(pairs) == 1 else f" [{method}]")
+    regions = {label: region}
+    baselines = {b: _composer(pairs, b)(k) for b in compared[1:]}
+    if baselines:
+        payload["baselines"] = {b: {"delta_at": [[e, float(r.delta(e))] for e in at],
+                                    "epsilon_for": _epsilon_for(r, for_delta)} for b, r in baselines.items()}
+        regions.update({f"Remark {b[-1]}": r for b, r in baselines.items()})
+        lines += [f"{b}: epsilon for delta={d:g} is {e:.6g}"
+                  for b, v in payload["baselines"].items() for d, e in v["epsilon_for"]]
+    return region, label, payload, regions, lines
+
+
 def _handle(args: argparse.Namespace) -> int:
-    from lpdp.compose import heterogeneous, max_k_within
     from lpdp.export import region_dict
 
     at, for_delta = args.at or [], args.for_delta or []
     for d in for_delta:
         check_delta(d, "--for-delta")
-    k = None if args.k is None else _parse_int(args.k, "-k")
-    if args.pure:
-        for flag, value in (("--dp", args.dp), ("-k", args.k), ("--method", args.method),
-                            ("--max-k-within", args.max_k_within)):
-            if value is not None:
-                raise ParameterError(f"{flag}: not used with --pure (the counts say how many mechanisms)")
-        counts = _parse_pure(args.pure)
-        region = heterogeneous(counts)
-        label = " + ".join(f"{n}×{e:g}-DP" for e, n in counts.items())
-        payload = {"method": "theorem1", "counts": [[e, n] for e, n in counts.items()]}
-        regions = {label: region}
-        lines = []
-    else:
-        if not args.dp:
-            raise ParameterError("--dp: give one or two EPS,DELTA constraints (or --pure EPSxCOUNT)")
-        pairs = _constraints(args.dp)
-        method = args.method or "lattice"
-        if len(pairs) == 1 and args.method is not None:
-            raise ParameterError(f"--method {args.method}: only used with two --dp constraints")
-        compose = _composer(pairs, method)
-        payload = {"method": "kairouz" if len(pairs) == 1 else method,
-                   "constraints": [list(p) for p in pairs]}
-        lines = []
-        budget = None
-        if args.max_k_within is not None:
-            budget = parse_pair(args.max_k_within, "--max-k-within")
-            k_max = _parse_int(args.k_max, "--k-max")
-            found = {payload["method"]: max_k_within(compose, *budget, k_max=k_max)}
-            if len(pairs) == 2 and method not in _BASELINES:
-                found.update({b: max_k_within(_composer(pairs, b), *budget, k_max=k_max) for b in _BASELINES})
-            payload["max_k_within"] = {"epsilon": budget[0], "delta": budget[1], "k_max": k_max, "k": found}
-            for name, n in found.items():
-                more = " (or more: raise --k-max)" if n == k_max else ""
-                lines.append(f"largest k within (eps={budget[0]:g}, delta={budget[1]:g}) by {name}: "
-                             f"{n}{more}")
-            if k is None:
-                k = max(found[payload["method"]], 1)
-        if k is None:
-            raise ParameterError("-k: the number of compositions is required (or use --max-k-within)")
-        region = compose(k)
-        payload["k"] = k
-        label = (f"{k}-fold " + " ∩ ".join(f"R({e:g}, {d:g})" for e, d in pairs)
-                 + ("" if len(pairs) == 1 else f" [{method}]"))
-        regions = {label: region}
-        if len(pairs) == 2 and method not in _BASELINES:
-            baselines = {b: _composer(pairs, b)(k) for b in _BASELINES}
-            payload["baselines"] = {b: {"delta_at": [[e, float(r.delta(e))] for e in at],
-                                        "epsilon_for": _epsilon_for(r, for_delta)}
-                                    for b, r in baselines.items()}
-            regions.update({f"Remark {b[-1]}": r for b, r in baselines.items()})
-            for b, r in baselines.items():
-                for d in for_delta:
-                    lines.append(f"{b}: epsilon for delta={d:g} is {r.epsilon(d):.6g}")
+    region, label, payload, regions, lines = _pure(args) if args.pure else _dp(args, at, for_delta)
     payload.update(region_dict(region, at))
     payload["epsilon_for"] = _epsilon_for(region, for_delta)
     lines = [f"epsilon for delta={d:g}: {e:.6g}" for d, e in payload["epsilon_for"]] + lines
