@@ -127,3 +127,10 @@ def test_infinite_epsilon_is_valid_json(capsys):
     doc = run_json(capsys, "--dp", "0.3,0.01", "-k", "3", "--for-delta", "1e-3")
     assert doc["epsilon_for"] == [[1e-3, "inf"]]
     assert not math.isinf(doc["profile"][0][0])
+
+
+def test_max_k_within_one_constraint(capsys):
+    doc = run_json(capsys, "--dp", "0.1,1e-6", "--max-k-within", "1,1e-5")
+    k = doc["max_k_within"]["k"]["kairouz"]
+    assert homogeneous(0.1, 1e-6, k).delta(1.0) <= 1e-5 < homogeneous(0.1, 1e-6, k + 1).delta(1.0)
+    assert "baselines" not in doc and doc["k"] == k
