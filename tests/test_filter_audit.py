@@ -128,6 +128,11 @@ def test_pan_at_the_spec_margin_and_the_no_lookahead_variant():
     assert variant.tail > 100 * delta
 
 
+def test_quadrature_refuses_what_it_cannot_resolve():
+    with pytest.raises(ParameterError, match="more than 6000 nodes, use method='monte-carlo'"):
+        audit(UnionBoundFilter(50.0, 0.1, 5), GaussianMechanism(200.0))
+
+
 def test_monte_carlo_for_other_mechanisms():
     lap = LaplaceMechanism(1.0)
     r = audit(UnionBoundFilter(3.0, 0.1, 5), lap, trajectories=20_000)
@@ -139,7 +144,7 @@ def test_monte_carlo_for_other_mechanisms():
     ({"method": "fft"}, r"method='fft'"),
     ({"method": "exact"}, r"needs a FiniteMechanism"),
     ({"nodes": 1}, r"nodes=1"),
-    ({"nodes": 5000}, r"more than 6000 nodes"),
+    ({"nodes": 500}, r"nodes=500: must be an integer in \[2, 200\]"),
     ({"trajectories": 0, "method": "monte-carlo"}, r"trajectories=0"),
     ({"confidence": 1.0}, r"confidence=1\.0"),
 ])

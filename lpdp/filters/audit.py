@@ -316,7 +316,7 @@ def rule_audit(rule: StoppingRule, mechanism: Mechanism, request: Request | None
     """
     if method not in METHODS:
         raise ParameterError(f"method={method!r}: must be one of {METHODS}")
-    nodes = check_int(nodes, "nodes", minimum=2)
+    nodes = check_int(nodes, "nodes", minimum=2, maximum=200)
     trajectories = check_int(trajectories, "trajectories", minimum=2)
     seed = check_int(seed, "seed", minimum=0)
     if method == "auto":
