@@ -10,6 +10,7 @@ round would pass its budget. They share the protocol of :mod:`lpdp.filters.reali
 from __future__ import annotations
 
 import math
+from abc import abstractmethod
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -94,11 +95,13 @@ class _MechanismLevelFilter(_Filter):
         self.delta = self.claimed_delta = check_delta(delta)
         self._totals = (0.0,) * len(self._names)
 
+    @abstractmethod
     def _cost(self, mechanism: Mechanism) -> tuple[float, ...]:
-        raise NotImplementedError
+        """The per-round parameters charged for ``mechanism`` (one per name in ``_names``)."""
 
+    @abstractmethod
     def _fits(self, totals: tuple[float, ...]) -> bool:
-        raise NotImplementedError
+        """Whether accumulated parameters ``totals`` are within the budget."""
 
     def _grant(self, step: int, current: Step, nxt: Sequence[Any] | None) -> str | None:
         if step > self.max_steps:
@@ -158,10 +161,10 @@ class AdditiveFilter(_MechanismLevelFilter):
         return self.round_epsilon, gaussian_delta(self.round_epsilon, _mu(mechanism))
 
     def _fits(self, totals: tuple[float, ...]) -> bool:
-        return totals[0] <= self.epsilon * (1 + 1e-12) and totals[1] <= self.delta
+        return totals[0] <= self.epsilon and totals[1] <= self.delta
 
 
-def _rruv_k(eps: float, delta: float, sum_e: float, sum_e2: float, sum_term: float) -> float:
+def _rruv_k(eps: float, delta: float, sum_e2: float, sum_term: float) -> float:
     """K of Rogers, Roth, Ullman and Vadhan (2016), Theorem 5.1."""
     c = RRUV_CONSTANT * math.log(1.0 / delta)
     return sum_term + math.sqrt((sum_e2 + eps * eps / c) * (2.0 + math.log(c * sum_e2 / eps**2 + 1.0))
@@ -201,7 +204,7 @@ class AdvancedFilter(_MechanismLevelFilter):
 
     def _fits(self, totals: tuple[float, ...]) -> bool:
         term, e2, d = totals
-        return d <= self.delta / 2 and _rruv_k(self.epsilon, self.delta, 0.0, e2, term) <= self.epsilon
+        return d <= self.delta / 2 and _rruv_k(self.epsilon, self.delta, e2, term) <= self.epsilon
 
 
 class ConcentratedFilter(_MechanismLevelFilter):
@@ -340,9 +343,16 @@ def gaussian_baselines(sigma: float, epsilon: float, delta: float, *,
     mu = g.mu
     out: dict[str, Baseline] = {}
 
-    k = _largest(lambda k: k * gaussian_delta(epsilon / k, mu) <= delta)
-    add = AdditiveFilter(epsilon, delta, epsilon / k) if k else None
-    out["additive"] = Baseline("additive", k, add, {"round_epsilon": epsilon / k if k else 0.0})
+    def split(k: int) -> float:
+        """The largest ε_i whose k-fold float sum (as the filter adds) stays <= ε."""
+        e = epsilon / k
+        while sum([e] * k) > epsilon:
+            e = math.nextafter(e, 0.0)
+        return e
+
+    k = _largest(lambda k: k * gaussian_delta(split(k), mu) <= delta)
+    add = AdditiveFilter(epsilon, delta, split(k)) if k else None
+    out["additive"] = Baseline("additive", k, add, {"round_epsilon": split(k) if k else 0.0})
 
     def adv_e(k: int) -> float:
         return gaussian_epsilon(delta / (2 * k), mu)
