@@ -18,6 +18,7 @@ History dependence is carried by the (mechanism, request) the analyst submits at
 from __future__ import annotations
 
 import math
+import zlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -439,8 +440,9 @@ class SampledMechanism(Mechanism):
     upper bound, and ``loss_quantile(a)`` is the order statistic ``L_(k)`` (k-th largest) with the
     largest ``k`` such that ``P(Bin(n, a) <= k - 1) <= 1 - confidence``, which is ``>= u(a)`` with
     probability at least ``confidence`` (because ``P(L >= u(a)) >= a``). When no such ``k`` exists the
-    answer is ``+inf`` (not enough samples to certify the level). Estimates are cached per pair, so a
-    filter's decisions are reproducible for a given ``seed``.
+    answer is ``+inf`` (not enough samples to certify the level). Each estimate holds at its own
+    confidence level (a filter using m of them holds with probability >= 1 - m(1 - confidence)).
+    Draws are seeded by ``seed`` and the pair and cached, so decisions are reproducible.
 
     Parameters
     ----------
@@ -486,7 +488,7 @@ class SampledMechanism(Mechanism):
     def _losses(self, value: Any, other: Any) -> np.ndarray:
         key = (value, other)
         if key not in self._cache:
-            rng = np.random.default_rng([self.seed, len(self._cache)])
+            rng = np.random.default_rng([self.seed, zlib.crc32(repr(key).encode())])
             y = self.sample(value, rng, self.samples)
             with np.errstate(divide="ignore", invalid="ignore"):
                 loss = np.asarray(self.log_density(y, value), float) - np.asarray(
