@@ -194,9 +194,9 @@ def _inputs(request: Request | None, x: Hashable) -> Any:
 
 
 def _exact_finite(rule: StoppingRule, mechanism: FiniteMechanism, request: Request | None,
-                  x: Hashable) -> tuple[np.ndarray, list[tuple[float, ...]], np.ndarray]:
-    """Dynamic programming over output counts under ``P_x``: returns the final-state counts' losses
-    (rows), their probabilities, and the survival curve."""
+                  x: Hashable) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Dynamic programming over output counts under ``P_x``: the losses of every final state (rows,
+    pairs last), their probabilities, and the survival curve."""
     p_all = mechanism.probabilities(_inputs(request, x))
     support = np.flatnonzero(p_all > 0)
     probs = p_all[support]
