@@ -165,3 +165,29 @@ def test_bad_input(counts, match):
 def test_too_large_lattice_is_refused_not_attempted():
     with pytest.raises(ParameterError, match=r"the lattice has 25010001 points, more than the 20000000"):
         heterogeneous({0.3: 5000, 0.1: 5000})
+
+
+def test_commensurate_units():
+    from lpdp.compose._levels import commensurate_units
+
+    assert commensurate_units([0.3, 0.15]) == [2, 1]
+    assert commensurate_units([1.0, 0.37]) == [100, 37]
+    assert commensurate_units([0.3, 0.0]) == [1, 0]
+    assert commensurate_units([0.9, 0.3, 0.2]) == [9, 3, 2]
+    assert commensurate_units([1.0, 1 / math.sqrt(7)]) is None
+    assert commensurate_units([0.0]) is None
+
+
+def test_integer_levels_and_tolerance_merge_agree():
+    """The two ways of merging equal losses (integer bins, sorted snapping) give the same region."""
+    from lpdp.compose._levels import lattice_loss, merge_tolerance, region_from_atoms
+
+    rng = np.random.default_rng(3)
+    n1, n2 = rng.integers(-30, 31, 4000), rng.integers(-30, 31, 4000)
+    loss = lattice_loss([0.3, 0.15], [n1, n2])
+    log_p = -20 - rng.uniform(0, 800, n1.size) + np.minimum(loss, 0)    # P- and Q-masses sum below 1
+    binned = region_from_atoms(loss, log_p, level=2 * n1 + n2)
+    snapped = region_from_atoms(loss, log_p, tol=merge_tolerance(13.5))
+    assert len(binned) == len(snapped) == len(set((2 * n1 + n2).tolist()))
+    np.testing.assert_array_equal(binned.losses, snapped.losses)
+    np.testing.assert_allclose(binned.log_p, snapped.log_p, rtol=1e-14)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from fractions import Fraction
 
 import numpy as np
 
@@ -36,20 +37,52 @@ def merge_tolerance(max_abs_loss: float) -> float:
     return MERGE_ULPS * float(np.finfo(float).eps) * max(max_abs_loss, 1.0)
 
 
+def commensurate_units(epsilons: Sequence[float], max_denominator: int = 1000) -> list[int] | None:
+    """Integers ``u_j`` with ``ε_j = u_j Δ`` for one step Δ, or None when the ε are not commensurate.
+
+    The ratios ``ε_j / max ε`` must be fractions with denominators up to ``max_denominator`` (to 1e-12
+    relative); Figure 2's ``(0.3, 0.15)`` gives ``[2, 1]``. Then the loss of a lattice key ``n`` is
+    ``Δ Σ_j u_j n_j``, and keys with the same integer ``Σ_j u_j n_j`` are one level.
+    """
+    top = max(epsilons)
+    if top <= 0:
+        return None
+    fractions = [Fraction(e / top).limit_denominator(max_denominator) for e in epsilons]
+    if any(abs(float(f) * top - e) > 1e-12 * top for f, e in zip(fractions, epsilons, strict=True)):
+        return None
+    common = math.lcm(*(f.denominator for f in fractions))
+    return [f.numerator * (common // f.denominator) for f in fractions]
+
+
 def region_from_atoms(loss: np.ndarray, log_p: np.ndarray, *, log_p_inf: float = -math.inf,
-                      tol: float = 0.0) -> PrivacyRegion:
+                      tol: float = 0.0, level: np.ndarray | None = None) -> PrivacyRegion:
     """Region of a symmetric lattice given the losses and log P-masses of its atoms (any shape).
 
     ``log_q = log_p - loss`` (the Q-mass of an atom is ``e^{-L}`` times its P-mass), and the ``+inf`` mass
-    under P equals the ``-inf`` mass under Q (the pair is its own mirror). Losses within ``tol`` of each
-    other are moved onto the largest of them before the exact-equality merge of
+    under P equals the ``-inf`` mass under Q (the pair is its own mirror). Atoms with the same integer
+    ``level`` (from :func:`commensurate_units`) are one level: binned without sorting, at the largest of
+    their computed losses (exactly 0 for level 0). Without ``level``, losses within ``tol`` of each other
+    are moved onto the largest of them before the exact-equality merge of
     :meth:`PrivacyRegion.from_log_masses`.
     """
     L = np.asarray(loss, dtype=float).ravel()
     lp = np.asarray(log_p, dtype=float).ravel()
     keep = np.isfinite(lp)
     L, lp = L[keep], lp[keep]
-    if tol > 0 and L.size > 1:
+    if level is not None and L.size:
+        idx = np.asarray(level).ravel()[keep]
+        low = int(idx.min())
+        idx = idx - low
+        size = int(idx.max()) + 1
+        top = np.full(size, -np.inf)
+        np.maximum.at(top, idx, lp)
+        total = np.bincount(idx, weights=np.exp(lp - top[idx]), minlength=size)
+        rep = np.full(size, -np.inf)
+        np.maximum.at(rep, idx, L)
+        used = np.isfinite(top)
+        L, lp = rep[used], np.log(total[used]) + top[used]
+        L[np.flatnonzero(used) + low == 0] = 0.0
+    elif tol > 0 and L.size > 1:
         order = np.argsort(-L)
         L, lp = L[order], lp[order]
         new_group = np.concatenate(([True], (L[:-1] - L[1:]) > tol))

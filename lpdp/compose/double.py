@@ -39,7 +39,7 @@ from scipy.special import gammaln
 
 from lpdp._numerics import log_binom, log_softplus
 from lpdp._validate import check_delta, check_epsilon, check_int
-from lpdp.compose._levels import lattice_loss, merge_tolerance, region_from_atoms
+from lpdp.compose._levels import commensurate_units, lattice_loss, merge_tolerance, region_from_atoms
 from lpdp.compose.heterogeneous import heterogeneous
 from lpdp.compose.kairouz import homogeneous
 from lpdp.errors import ParameterError
@@ -219,7 +219,8 @@ def _lattice(p: _Active, k: int) -> PrivacyRegion:
         n = np.broadcast_to(n, r.shape)
         return np.where(ok, log_fact[n] - log_fact[r] - log_fact[n - r] + r * eps, -np.inf)
 
-    losses, log_masses = [], []
+    units = commensurate_units([p.e1, p.e2])                # integer levels when ε1/ε2 is rational
+    losses, log_masses, levels = [], [], []
     for parity in (0, 1):
         i = np.arange(parity, k + 1, 2)                     # ε1-type coordinates, n1 ≡ i (mod 2)
         n1 = np.arange(parity, k + 1, 2)                    # n1 >= 0 here; n1 < 0 by the mirror below
@@ -238,8 +239,10 @@ def _lattice(p: _Active, k: int) -> PrivacyRegion:
             loss = lattice_loss([p.e1, p.e2], np.meshgrid(rows, n2, indexing="ij", sparse=True))
             losses.append(np.broadcast_to(loss, key.shape)[key])
             log_masses.append(log_mass[key] + log_rest)
+            if units is not None:
+                levels.append((units[0] * rows[:, None] + units[1] * n2[None, :])[key])
     return region_from_atoms(np.concatenate(losses), np.concatenate(log_masses), log_p_inf=log_inf,
-                             tol=_tolerance(p, k))
+                             tol=_tolerance(p, k), level=None if units is None else np.concatenate(levels))
 
 
 def _log_matmul(log_f: np.ndarray, log_g: np.ndarray) -> np.ndarray:

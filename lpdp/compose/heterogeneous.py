@@ -20,7 +20,13 @@ import numpy as np
 
 from lpdp._numerics import log_binom, log_softplus
 from lpdp._validate import check_epsilon, check_int
-from lpdp.compose._levels import identity_region, lattice_loss, merge_tolerance, region_from_atoms
+from lpdp.compose._levels import (
+    commensurate_units,
+    identity_region,
+    lattice_loss,
+    merge_tolerance,
+    region_from_atoms,
+)
 from lpdp.errors import ParameterError
 from lpdp.region import PrivacyRegion
 
@@ -72,8 +78,13 @@ def heterogeneous(counts: Mapping[float, int]) -> PrivacyRegion:
                              f"{MAX_POINTS} supported (its cost is the product of (count + 1) over levels)")
     eps = [e for e, _ in levels]
     grids = np.meshgrid(*[np.arange(x + 1) for _, x in levels], indexing="ij", sparse=True)
-    loss = lattice_loss(eps, [2 * a - x for a, (_, x) in zip(grids, levels, strict=True)])
+    counts_n = [2 * a - x for a, (_, x) in zip(grids, levels, strict=True)]
+    loss = lattice_loss(eps, counts_n)
     log_p = sum(log_binom(x, a) + a * e - x * float(log_softplus(e))
                 for a, (e, x) in zip(grids, levels, strict=True))
+    units = commensurate_units(eps)
+    level = None if units is None else \
+        np.broadcast_to(sum(u * n for u, n in zip(units, counts_n, strict=True)), loss.shape)
     max_loss = math.fsum(e * x for e, x in levels)
-    return region_from_atoms(loss, np.broadcast_to(log_p, loss.shape), tol=merge_tolerance(max_loss))
+    return region_from_atoms(loss, np.broadcast_to(log_p, loss.shape), tol=merge_tolerance(max_loss),
+                             level=level)
