@@ -5,9 +5,9 @@ by integer counts ``n_j`` (agreeing minus disagreeing coordinates of level ``j``
 ``L = Σ_j ε_j n_j``. :func:`lattice_loss` computes that sum in one fixed order, so the same key always gives
 the same float and every route (mixture, closed form, lattice) sees identical losses. Different keys whose
 losses are mathematically equal (``ε1/ε2`` rational, e.g. Figure 2's ``ε1 = 2 ε2``) can still differ in the
-last bits; :func:`region_from_atoms` merges losses closer than :func:`merge_tolerance` onto the largest of
-them, which can only increase δ(ε) (by at most ``mass * tolerance``); the group of rounding variants of 0
-becomes exactly 0.
+last bits; :func:`region_from_atoms` merges them onto the largest of their computed losses, which can only
+increase δ(ε) (by at most ``mass * tolerance``), either by integer level (:func:`commensurate_units`, no
+sort) or by merging losses closer than :func:`merge_tolerance`; the level of 0 becomes exactly 0.
 """
 
 from __future__ import annotations
