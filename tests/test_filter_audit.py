@@ -151,3 +151,40 @@ def test_monte_carlo_for_other_mechanisms():
 def test_bad_parameters_are_named(kwargs, match):
     with pytest.raises(ParameterError, match=match):
         audit(UnionBoundFilter(3.0, 0.1, 5), GaussianMechanism(1.0), **kwargs)
+
+
+@pytest.mark.parametrize("make", [
+    lambda pairs: NaiveBayesianFilter(2.0, 0.5, 5, pairs=pairs),
+    lambda pairs: UnionBoundFilter(2.5, 0.6, 5, pairs=pairs),
+    lambda pairs: RealisationFilter(3.5, 0.95, 5, 0.5, 0.08, pairs=pairs),
+], ids=["naive", "union", "paper"])
+def test_exact_dp_against_enumerating_the_filter_itself(make):
+    """Run the filter object (ask/record) on every output sequence of length N and weight by its
+    probability: an independent computation of T, the tail and the hockey stick."""
+    import itertools
+
+    m = FiniteMechanism({0: [0.6, 0.3, 0.1], 1: [0.2, 0.3, 0.5], 2: [0.3, 0.5, 0.2]})
+    pairs = [(0, 1), (1, 2)]
+    exact = audit(make(pairs), m)
+    assert exact.method == "exact"
+    for pair_audit in exact.pairs:
+        x, x2 = pair_audit.pair
+        p = m.probabilities(x)
+        tail = hs = 0.0
+        surv = [0.0] * 5
+        for seq in itertools.product(range(3), repeat=5):
+            prob = math.prod(p[y] for y in seq)
+            f = make(pairs)
+            for y in seq:
+                if not f.ask(m):
+                    break
+                f.record(y)
+            loss = f.spent()[(x, x2)]
+            tail += prob * (loss > f.epsilon + 1e-9)
+            hs += prob * max(0.0, 1 - math.exp(f.epsilon - loss))
+            for t in range(f.steps):
+                surv[t] += prob
+        assert pair_audit.tail == pytest.approx(tail, abs=1e-12)
+        assert pair_audit.hockey_stick_delta == pytest.approx(hs, abs=1e-12)
+        assert pair_audit.survival == pytest.approx(surv, abs=1e-12)
+    assert 1.5 < exact.expected_T < 4.5  # stopping times that actually vary
