@@ -254,3 +254,25 @@ def test_impossible_outputs_give_infinite_losses():
     assert f.ask(third)
     f.record(2)  # impossible under both databases of the pair: conservative +inf both ways
     assert f.spent() == {(0, 1): math.inf, (1, 0): math.inf}
+
+
+def test_sampled_mechanism_makes_the_filter_stop_no_later():
+    """Conservative Monte Carlo quantiles (upper confidence bounds) can only tighten the look-ahead:
+    on the same outputs, the filter with a black-box Gaussian halts no later than with the exact one."""
+    from lpdp.filters import SampledMechanism
+
+    g = GaussianMechanism(2.0)
+    p = optimal_parameters(0.05, 10)  # levels the sampler can certify with 10^6 draws
+    bb = SampledMechanism(g.sample, g.log_density, name="gauss", samples=1_000_000, seed=7)
+    rng = np.random.default_rng(2)
+    for _ in range(10):
+        exact = RealisationFilter(4.0, 0.05, 10, p.delta_tilde, p.theta)
+        black = RealisationFilter(4.0, 0.05, 10, p.delta_tilde, p.theta)
+        ys = [float(g.sample(1.0, rng)) for _ in range(10)]
+        for f, m in ((exact, g), (black, bb)):
+            for y in ys:
+                if not f.ask(m):
+                    break
+                f.record(y)
+        assert black.steps <= exact.steps
+        assert black.steps >= 1  # and it is not uselessly loose
