@@ -13,6 +13,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lpdp import PrivacyRegion
 from lpdp.compose import double_dp, homogeneous, max_k_within, total_variation_eta
@@ -369,3 +371,18 @@ def test_theorem3_refuses_overflowing_lines():
     # The other exact routes handle it.
     assert_regions_equal(double_dp((700.0, 0.0), (1.0, 0.5), 3, method="theorem2"),
                          double_dp((700.0, 0.0), (1.0, 0.5), 3), rtol=1e-12)
+
+
+@settings(max_examples=30, deadline=None)
+@given(e1=st.floats(0.0, 3.0), d1=st.floats(0.0, 0.5), e2=st.floats(0.0, 3.0), d2=st.floats(0.0, 0.5),
+       k=st.integers(1, 6))
+def test_random_pairs_routes_agree_and_baselines_contain(e1, d1, e2, d2, k):
+    c1, c2 = (e1, d1), (e2, d2)
+    exact = double_dp(c1, c2, k)
+    grid = np.linspace(0.0, 3.0 * k + 0.1, 60)
+    assert_regions_equal(double_dp(c1, c2, k, method="theorem2"), exact, rtol=1e-10, atol=1e-15, eps=grid,
+                         boundary_atol=1e-10)
+    assert_delta_le(exact, double_dp(c1, c2, k, method="remark2"), grid, rtol=1e-9)
+    # The exact region lies inside each constraint's own Kairouz composition.
+    for c in (c1, c2):
+        assert_delta_le(exact, homogeneous(*c, k), grid, rtol=1e-9)
