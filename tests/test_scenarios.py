@@ -85,3 +85,14 @@ def test_lpdp_run_without_arguments_runs_the_default_set(tmp_path, monkeypatch, 
     printed = capsys.readouterr().out
     assert "figure1_mixture" in printed and f"to {out}/" in printed
     assert (out / "figure1_mixture.png").exists() and (out / "figure1_mixture.json").exists()
+
+
+def test_run_plot_and_export(tmp_path, capsys):
+    sheet, table = tmp_path / "sheet.png", tmp_path / "summary.csv"
+    code = main(["run", str(ROOT / "scenarios" / "figure1_mixture.toml"), "--out", str(tmp_path / "o"),
+                 "--plot", str(sheet), "--export", str(table), "--json"])
+    assert code == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["scenarios"][0]["scenario"] == "figure1_mixture" and doc["lpdp_version"]
+    assert sheet.read_bytes()[:4] == b"\x89PNG"
+    assert table.read_text().splitlines()[1] == "scenario,kind,seconds,summary"

@@ -1,12 +1,14 @@
-"""``lpdp run``: run scenario files (default: the shipped set) into an output folder."""
+"""``lpdp run``: run scenario files (default: the shipped set) into an output folder.
+
+``--plot`` tiles every scenario figure into one image; ``--export`` writes the summary table (.json or .csv).
+"""
 
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
-from lpdp.cli._common import jsonable
+from lpdp.cli._common import Result, add_output_options, emit
 from lpdp.errors import ScenarioError
 
 
@@ -30,18 +32,43 @@ def _handle(args: argparse.Namespace) -> int:
     if not paths:
         raise ScenarioError("no scenario files to run")
     rows = scenarios.run_many(paths, args.out)
-    if args.json:
-        print(json.dumps(jsonable({"out": str(args.out), "scenarios": rows})))
-        return 0
     width = max(len(r["scenario"]) for r in rows)
-    print(f"{'scenario':<{width}}  {'seconds':>8}  result")
+    lines = [f"{'scenario':<{width}}  {'seconds':>8}  result"]
     for r in rows:
-        lines = r["summary"] or [""]
-        print(f"{r['scenario']:<{width}}  {r['seconds']:8.2f}  {lines[0]}")
-        for line in lines[1:]:
-            print(f"{'':<{width}}  {'':>8}  {line}")
-    print(f"wrote {sum(len(r['files']) for r in rows)} files to {args.out}/")
-    return 0
+        first, *rest = r["summary"] or [""]
+        lines.append(f"{r['scenario']:<{width}}  {r['seconds']:8.2f}  {first}")
+        lines += [f"{'':<{width}}  {'':>8}  {line}" for line in rest]
+    lines.append(f"wrote {sum(len(r['files']) for r in rows)} files to {args.out}/")
+    pngs = [f for r in rows for f in r["files"] if f.endswith(".png")]
+    return emit(args, Result(
+        summary="\n".join(lines),
+        payload={"out": str(args.out), "scenarios": rows},
+        plot=_contact_sheet(pngs) if pngs else None,
+        table=[{"scenario": r["scenario"], "kind": r["kind"], "seconds": r["seconds"],
+                "summary": " | ".join(r["summary"])} for r in rows],
+    ))
+
+
+def _contact_sheet(pngs: list[str]):
+    """A ``plot`` callback that tiles the scenario figures into one image."""
+
+    def draw(ax) -> None:
+        import math
+
+        import matplotlib.image as mpimg
+
+        fig = ax.figure
+        fig.delaxes(ax)
+        cols = min(3, len(pngs))
+        rows = math.ceil(len(pngs) / cols)
+        fig.set_size_inches(6 * cols, 4 * rows)
+        for i, png in enumerate(pngs):
+            sub = fig.add_subplot(rows, cols, i + 1)
+            sub.imshow(mpimg.imread(png))
+            sub.set_title(Path(png).stem, fontsize="small")
+            sub.axis("off")
+
+    return draw
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -49,6 +76,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Run scenario TOML files; write JSON and PNG per scenario.")
     p.add_argument("files", nargs="*", metavar="SCENARIO.toml")
     p.add_argument("--out", default="lpdp-results", help="output folder (default ./lpdp-results)")
-    p.add_argument("--json", action="store_true", help="print the run summary as JSON")
     p.add_argument("--schema", action="store_true", help="print the scenario file schema and exit")
+    add_output_options(p)
     p.set_defaults(func=_handle)
