@@ -347,8 +347,8 @@ def test_examples_run(name):
 def test_too_large_k_is_refused_not_attempted():
     with pytest.raises(ParameterError, match=r"k=3001: method 'lattice' supports k <= 3000"):
         double_dp((0.3, 0.0), (0.15, 0.02), 3001)
-    with pytest.raises(ParameterError, match=r"k=401: method 'theorem2' supports k <= 400"):
-        double_dp((0.3, 0.0), (0.15, 0.02), 401, method="theorem2")
+    with pytest.raises(ParameterError, match=r"k=301: method 'theorem2' supports k <= 300"):
+        double_dp((0.3, 0.0), (0.15, 0.02), 301, method="theorem2")
     # Inactive pairs go to Kairouz, which has no such limit.
     assert double_dp((0.3, 0.0), (0.5, 0.1), 10_000).delta(0.0) > 0
 

@@ -52,8 +52,9 @@ __all__ = ["METHODS", "MAX_K", "double_dp", "total_variation_eta", "max_k_within
 METHODS = ("lattice", "theorem2", "theorem3", "remark1", "remark2")
 #: Lines ``1 - δ - e^ε t`` with larger ε overflow in the foundation's intersection of lines.
 _MAX_LINE_EPS = 700.0
-#: Largest k each exact route accepts (memory: ~0.5 GB at the limit; the lattice takes ~4 s at k = 2000).
-MAX_K = {"lattice": 3000, "theorem2": 400, "theorem3": 150}
+#: Largest k each exact route accepts (peak memory below ~1 GB at the limit; the lattice takes ~4 s at
+#: k = 3000, Theorem 2 ~2 s at k = 300 with incommensurate ε).
+MAX_K = {"lattice": 3000, "theorem2": 300, "theorem3": 150}
 
 _LN2 = math.log(2.0)
 #: Factors of the lattice's matrix product are split at 2^-500 into large and small ones (see _log_matmul).
