@@ -386,3 +386,11 @@ def test_random_pairs_routes_agree_and_baselines_contain(e1, d1, e2, d2, k):
     # The exact region lies inside each constraint's own Kairouz composition.
     for c in (c1, c2):
         assert_delta_le(exact, homogeneous(*c, k), grid, rtol=1e-9)
+
+
+def test_remark2_with_a_vacuous_total_variation():
+    # η = δ2 + (1-δ2) tanh(ε2/2) rounds to 1 at ε2 = 40: Remark 2 is then Remark 1.
+    c1, c2 = (45.0, 0.0), (40.0, 0.1)
+    assert total_variation_eta(*c2) == 1.0
+    assert_regions_equal(double_dp(c1, c2, 3, method="remark2"), double_dp(c1, c2, 3, method="remark1"),
+                         rtol=1e-9, atol=1e-15, boundary_atol=1e-9)

@@ -161,7 +161,8 @@ def double_dp(first: tuple[float, float], second: tuple[float, float], k: int, *
         return _intersect(homogeneous(*c1, k), homogeneous(*c2, k))
     if method == "remark2":
         (e1, d1), (e2, d2) = _ordered(c1, c2)
-        first_factor = double_dp((e1, d1), (0.0, total_variation_eta(e2, d2)), k)
+        eta = total_variation_eta(e2, d2)       # rounds to 1 for huge ε2: then (0, η) says nothing
+        first_factor = double_dp((e1, d1), (0.0, eta), k) if eta < 1 else homogeneous(e1, d1, k)
         return _intersect(first_factor, homogeneous(e2, d2, k))
     cls = _classify(c1, c2)
     if not isinstance(cls, _Active):
