@@ -20,6 +20,7 @@ _COMMAND_MODULES = (
     "lpdp.cli.compose",
     "lpdp.cli.run",
     "lpdp.cli.filter",
+    "lpdp.cli.fdp",
 )
 
 

@@ -1,0 +1,86 @@
+"""``lpdp fdp``: the JSON contract, the bracket against the exact G_{μ√k} (scipy), n = 2 against the double-DP
+theorems, and one-line errors with exit status 2."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from lpdp.cli import main
+from lpdp.compose import double_dp
+
+
+def run_json(capsys, *argv):
+    assert main(["fdp", *argv, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def gdp_delta(mu, eps):
+    return stats.norm.cdf(-eps / mu + mu / 2) - math.exp(eps) * stats.norm.cdf(-eps / mu - mu / 2)
+
+
+@pytest.mark.parametrize("n", ["2", "4"])
+def test_gaussian_json_brackets_the_exact_composition(capsys, n):
+    out = run_json(capsys, "--gaussian", "1", "-k", "10", "--constraints", n, "--at", "0.5", "1", "3")
+    for key in ("from_below", "from_above", "exact", "lpdp_version"):
+        assert key in out
+    for side in ("from_below", "from_above"):
+        assert {"profile", "delta_at", "vertices"} <= set(out[side])
+        assert [e for e, _ in out[side]["delta_at"]] == [0.5, 1.0, 3.0]
+    for (e, lo), (_, hi), (_, ex) in zip(out["from_above"]["delta_at"], out["from_below"]["delta_at"],
+                                         out["exact"]["delta_at"], strict=True):
+        truth = gdp_delta(math.sqrt(10), e)
+        assert lo <= truth * (1 + 1e-9) and hi >= truth * (1 - 1e-9)
+        assert math.isclose(ex, truth, rel_tol=1e-7)
+
+
+def test_two_constraints_are_propositions_and_theorems(capsys):
+    out = run_json(capsys, "--gaussian", "1", "-k", "3", "--at", "0.2", "1.5")
+    assert out["step"] is None
+    below, above = out["from_below"]["approximation"], out["from_above"]["approximation"]
+    for got, want in ((below, [(1.10806, 0.10831), (0.32916, 0.28499)]),
+                      (above, [(1.37838, 0.0), (0.38215, 0.23932)])):
+        assert np.allclose(got, want, atol=1e-5)
+    for side, cons in (("from_below", below), ("from_above", above)):
+        region = double_dp(tuple(cons[0]), tuple(cons[1]), 3, method="theorem3")
+        for e, d in out[side]["delta_at"]:
+            assert math.isclose(d, float(region.delta(e)), rel_tol=1e-9)
+
+
+def test_laplace_has_no_closed_form(capsys):
+    out = run_json(capsys, "--laplace", "1", "-k", "3", "--constraints", "3", "--at", "1")
+    assert out["exact"] is None
+    assert out["from_above"]["delta_at"][0][1] <= out["from_below"]["delta_at"][0][1]
+
+
+def test_readable_summary(capsys):
+    assert main(["fdp", "--gaussian", "1", "-k", "3", "--at", "1"]) == 0
+    text = capsys.readouterr().out
+    assert "from below: (1.10806" in text and "<= truth <=" in text
+
+
+@pytest.mark.parametrize("argv, match", [
+    (["--gaussian", "0", "-k", "3"], "mu=0: must be finite and > 0"),
+    (["--gaussian", "-1", "-k", "3"], "mu=-1: must be finite and > 0"),
+    (["--laplace", "x", "-k", "3"], "--laplace 'x': must be a number"),
+    (["--gaussian", "1", "-k", "0"], "k=0: must be an integer >= 1"),
+    (["--gaussian", "1", "-k", "2.5"], "k=2.5: must be an integer >= 1"),
+    (["--gaussian", "1", "-k", "3", "--constraints", "0"], r"constraints=0: must be an integer in \[1, 64\]"),
+    (["--gaussian", "1", "-k", "3", "--constraints", "3", "--step", "0"], "step=0: must be finite and > 0"),
+    (["-k", "3"], "one of the arguments --gaussian --laplace is required"),
+    (["--gaussian", "1", "--laplace", "1", "-k", "3"], "not allowed with argument"),
+])
+def test_errors_are_one_line_exit_2(capsys, argv, match):
+    import re
+
+    try:
+        code = main(["fdp", *argv])
+    except SystemExit as exc:      # argparse usage errors
+        code = exc.code
+    err = capsys.readouterr().err
+    assert code == 2
+    assert len(err.strip().splitlines()) == 1 and re.search(match, err), err
