@@ -220,7 +220,7 @@ class PrivacyRegion:
         pairs = list(constraints)
         if not pairs:
             raise ParameterError("constraints=[]: at least one (epsilon, delta) pair is needed")
-        losses, ds = [], []
+        losses, ds, cs = [], [], []
         for i, pair in enumerate(pairs):
             try:
                 e, d = pair
@@ -232,7 +232,8 @@ class PrivacyRegion:
             # f_{ε,δ} is the max of the lines 1-δ-e^ε t and e^{-ε}(1-δ-t); write each as 1-d-e^L t.
             losses += [e, -e]
             ds += [d, -math.expm1(-e) + math.exp(-e) * d]
-        return cls._from_lines(np.array(losses), np.array(ds))
+            cs += [1.0 - d, math.exp(-e) * (1.0 - d)]
+        return cls._from_lines(np.array(losses), np.array(ds), np.array(cs))
 
     @classmethod
     def from_vertices(cls, points: Iterable[Sequence[float]]) -> PrivacyRegion:
@@ -270,53 +271,78 @@ class PrivacyRegion:
         )
 
     @classmethod
-    def _from_lines(cls, losses: np.ndarray, ds: np.ndarray) -> PrivacyRegion:
-        """Region under ``max(0, max_k (1 - d_k - e^{L_k} t))``: the exact upper envelope of lines.
+    def _from_lines(cls, losses: np.ndarray, ds: np.ndarray, cs: np.ndarray | None = None
+                    ) -> PrivacyRegion:
+        """Region under ``max(0, max_k (c_k - e^{L_k} t))`` with ``c_k = 1 - d_k``: an upper envelope.
 
-        Line k has slope ``-e^{L_k}`` and value ``1 - d_k`` at 0, so the envelope's edges keep the exact
-        losses ``L_k``; only the breakpoints ``t = (d_k - d_j) / (e^{L_j} - e^{L_k})`` are rounded.
+        Each line is given by its exact loss ``L_k``, ``d_k`` (accurate when small) and optionally
+        ``c_k = 1 - d_k`` (accurate when small, e.g. for very negative losses), so no step subtracts
+        nearly equal numbers and no ``e^L`` overflows: breakpoints are
+        ``t = (c_j - c_k) e^{-L_j} / (1 - e^{L_k - L_j})`` and their depths below 1 are
+        ``u = d_k + (c_j - c_k) / (e^{L_j - L_k} - 1)``. The envelope's edges keep the exact losses; each
+        edge's larger mass (``p`` for ``L >= 0``, ``q`` otherwise) is measured and the other follows
+        from ``L``, so ``log p - log q = L`` exactly. Breakpoints are rounded to double precision.
         """
-        order = np.lexsort((ds, -np.exp(losses)))   # steepest first, then smallest d (highest line)
-        L, d = losses[order], ds[order]
-        slope = np.exp(L)
-        first = np.concatenate(([True], np.diff(slope) != 0))   # equal slopes: keep the highest line
-        L, d, slope = L[first], d[first], slope[first]
-        # Upper envelope over t >= 0 of y = 1 - d - s t, plus the line y = 0 (s = 0, d = 1).
-        L = np.append(L, _NEG_INF)
-        slope = np.append(slope, 0.0)
+        cs = 1.0 - ds if cs is None else cs
+        order = np.lexsort((ds, -losses))   # steepest first, then smallest d (highest line)
+        L, d, c = losses[order], ds[order], cs[order]
+        first = np.concatenate(([True], np.diff(L) != 0))   # equal slopes: keep the highest line
+        L, d, c = L[first], d[first], c[first]
+        L = np.append(L, _NEG_INF)          # the line bII = 0 closes the envelope
         d = np.append(d, 1.0)
+        c = np.append(c, 0.0)
+
+        def gap(j: int, k: int) -> float:      # c_j - c_k, from whichever form has no cancellation
+            return d[k] - d[j] if max(d[j], d[k]) < 0.5 else c[j] - c[k]
+
+        def meet(j: int, k: int) -> tuple[float, float, float]:
+            """Where the flatter line k overtakes line j: (t, depth u = 1 - y, y), no overflow."""
+            g = float(gap(j, k))
+            try:
+                rise = g / -math.expm1(L[k] - L[j])      # e^{L_j} t
+            except OverflowError:                      # nearly parallel lines meet far away
+                rise = math.copysign(math.inf, g)
+            log_t = math.log(abs(rise)) - L[j] if rise != 0 else -math.inf
+            t = math.copysign(math.exp(min(log_t, 700.0)), rise)   # beyond 1 is clipped anyway
+            return t, d[j] + rise, c[k] - g / math.expm1(min(L[j] - L[k], 700.0))
+
+        # Convex-hull trick. A line is dropped when the next one overtakes it no later than it became
+        # the top; "later" is compared along the line itself, by depth for steep lines (whose t may
+        # underflow) and by t for flat ones.
         stack: list[int] = []
-        starts: list[float] = []
+        points: list[tuple[float, float, float]] = []
         for k in range(L.size):
+            point = (0.0, d[k], c[k])
             while stack:
                 j = stack[-1]
-                t = (d[k] - d[j]) / (slope[j] - slope[k])   # where line k overtakes line j
-                if t <= starts[-1]:
+                t, u, y = meet(j, k)
+                if (u <= points[-1][1]) if L[j] >= 0 else (t <= points[-1][0]):
                     stack.pop()
-                    starts.pop()
+                    points.pop()
+                    point = (0.0, d[k], c[k])
                 else:
+                    point = (t, u, y)
                     break
-            if not stack:
-                # First line: it is active from t = 0 if it is the best there, i.e. smallest d so far.
-                stack.append(k)
-                starts.append(0.0)
-                continue
             stack.append(k)
-            starts.append(t)
+            points.append(point)
         idx = np.array(stack)
-        start = np.array(starts)
-        end = np.append(start[1:], math.inf)
-        first_d = d[idx[0]]
-        seg_L, seg_q = L[idx[:-1]], (end - start)[:-1]
-        keep = seg_q > 0
-        seg_L, seg_q = seg_L[keep], seg_q[keep]
-        lq = np.log(seg_q)
-        t_end = start[-1]
+        t = np.clip([pt[0] for pt in points], 0.0, 1.0)
+        u = np.clip([pt[1] for pt in points], 0.0, 1.0)
+        y = np.clip([pt[2] for pt in points], 0.0, 1.0)
+        seg_L = L[idx[:-1]]
+        dq = np.diff(t)
+        dp = np.where(np.maximum(u[:-1], u[1:]) < 0.5, np.diff(u), -np.diff(y))
+        with np.errstate(divide="ignore"):
+            lp = np.where(seg_L >= 0, np.log(np.maximum(dp, 0.0)), seg_L + np.log(np.maximum(dq, 0.0)))
+        keep = np.isfinite(lp)
+        seg_L, lp = seg_L[keep], lp[keep]
+        t_end = float(t[-1])
         if 1.0 - t_end <= 4 * np.finfo(float).eps:
             t_end = 1.0   # the last line meets bII = 0 at bI = 1 up to rounding: no mass at -inf
+        p_inf = float(d[idx[0]])
         return cls.from_log_masses(
-            seg_L, seg_L + lq, lq,
-            log_p_inf=math.log(first_d) if first_d > 0 else _NEG_INF,
+            seg_L, lp, lp - seg_L,
+            log_p_inf=math.log(p_inf) if p_inf > 0 else _NEG_INF,
             log_q_ninf=math.log1p(-t_end) if t_end < 1 else _NEG_INF,
             check_total=False,
         )
@@ -356,7 +382,7 @@ class PrivacyRegion:
         for i, (e, n) in enumerate(zip(eps, n_above, strict=True)):
             terms = lp[:n] + log1mexp(e - L[:n])
             out[i] = np.logaddexp(logsumexp(terms), self._log_p_inf)
-        return out
+        return np.minimum(out, 0.0)   # δ <= 1 always; masses rounded up by 1e-13 must not exceed it
 
     def support(self, epsilon: np.ndarray | Sequence[float]) -> np.ndarray:
         """``max_{(bI, bII) in F} (1 - bII - e^ε bI)`` for any real ε (δ(ε) extended to ε < 0).
@@ -366,6 +392,17 @@ class PrivacyRegion:
         """
         eps = np.atleast_1d(np.asarray(epsilon, dtype=float))
         return np.exp(self._log_delta_unchecked(eps))
+
+    def _log_cosupport(self, eps: np.ndarray) -> np.ndarray:
+        """``log(1 - δ(ε)) = log(Σ_{L_j <= ε} p_j + e^ε Σ_{L_j > ε} q_j)``: a sum of positive terms.
+
+        Accurate where ``δ(ε)`` is close to 1 (very negative ε), where ``1 - support`` would cancel.
+        """
+        eps = np.atleast_1d(np.asarray(eps, dtype=float))
+        L, lp, lq = self._loss, self._log_p, self._log_q
+        n_above = np.searchsorted(-L, -eps, side="left")
+        return np.array([logsumexp(np.concatenate((lp[n:], e + lq[:n])))
+                         for e, n in zip(eps, n_above, strict=True)])
 
     def log_delta(self, epsilon: float | Sequence[float] | np.ndarray) -> np.ndarray | float:
         """``log δ(ε)``, exact in log space (useful where δ underflows a float, below 1e-308)."""
@@ -461,7 +498,9 @@ class PrivacyRegion:
         v = self.vertices
         if len(v) < 3:  # R(0, 0) is the diagonal: a polygon of zero area
             v = np.array([v[0], 0.5 * (v[0] + v[-1]), v[-1]])
-        return Polygon(v)
+        poly = Polygon(v)
+        # Edges of mass ~1e-20 give vertices that coincide in floating point: repair the ring.
+        return poly if poly.is_valid or poly.area == 0 else poly.buffer(0)
 
     def tradeoff(self, t: float | Sequence[float] | np.ndarray) -> np.ndarray | float:
         """The trade-off function ``f(t)``: least type II error at type I error ``t`` in [0, 1]."""
@@ -515,8 +554,9 @@ class PrivacyRegion:
         if L.size == 0:
             return self if self._log_p_inf >= other._log_p_inf else other
         d = np.concatenate([r.support(r._loss) for r in (self, other)])
+        c = np.concatenate([np.exp(r._log_cosupport(r._loss)) for r in (self, other)])
         # The vertical edges (δ(∞)) need no line of their own: each lies on the steepest edge's line.
-        return PrivacyRegion._from_lines(L, d)
+        return PrivacyRegion._from_lines(L, d, c)
 
     # ------------------------------------------------------------------ misc
     @property

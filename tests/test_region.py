@@ -215,3 +215,30 @@ def test_bad_queries():
         PrivacyRegion.from_pair([-0.1, 1.1], [0.5, 0.5])
     with pytest.raises(ParameterError, match=r"points\[0\]"):
         PrivacyRegion.from_vertices([(0.8, 0.8)])
+
+
+def test_intersection_with_huge_and_very_negative_losses():
+    """Losses beyond ±709 (e^L overflows) keep their masses; δ(∞) is not lost (a soundness trap)."""
+    from lpdp.compose import homogeneous
+
+    h = homogeneous(20.0, 1e-3, 100)             # losses from -2000 to 2000, p_inf = 1 - 0.999^100
+    grid = np.array([0.0, 50.0, 1000.0, 1999.0, 2500.0])
+    assert_regions_equal(h.intersect(h), h, eps=grid, rtol=1e-12, boundary_atol=1e-12)
+    assert h.intersect(h).delta(2500.0) == pytest.approx(-math.expm1(100 * math.log1p(-1e-3)), rel=1e-12)
+    weak = PrivacyRegion.from_dp(0.0, 1.0)
+    assert_regions_equal(h.intersect(weak), h, eps=grid, rtol=1e-12, boundary_atol=1e-12)
+
+
+@given(constraint_lists, constraint_lists)
+def test_intersection_is_below_both_and_tight_at_their_edges(a, b):
+    ra, rb = PrivacyRegion.from_constraints(a), PrivacyRegion.from_constraints(b)
+    r = ra.intersect(rb)
+    grid = np.linspace(0, 5, 51)
+    assert np.all(r.delta(grid) <= np.minimum(ra.delta(grid), rb.delta(grid)) * (1 + 1e-12) + 1e-15)
+    assert ra.contains(r, tol=1e-12) and rb.contains(r, tol=1e-12)
+
+
+def test_delta_never_exceeds_one():
+    from lpdp.compose import homogeneous
+
+    assert np.all(homogeneous(3.0, 0.2, 300).delta(np.linspace(0, 5, 11)) <= 1.0)
