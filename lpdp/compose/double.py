@@ -24,8 +24,7 @@ Routes (all exact, all public through ``method``):
 
 Baselines (supersets of the exact region): ``"remark1"``, ``R_k(ε1,δ1) ∩ R_k(ε2,δ2)``, and ``"remark2"``
 (Ghazi and Issa), ``R_k((ε1,0),(δ1,η)) ∩ R_k(ε2,δ2)`` with ``η = δ2 + (1-δ2)(e^{ε2}-1)/(e^{ε2}+1)``.
-They intersect the profiles' lines; profile points with ε > 700 are left out (``e^ε`` overflows), which
-makes them looser, never tighter, above ε = 700.
+Both are :meth:`PrivacyRegion.intersect` of Kairouz compositions (exact losses, rounded breakpoints).
 """
 
 from __future__ import annotations
@@ -50,8 +49,6 @@ __all__ = ["METHODS", "MAX_K", "double_dp", "total_variation_eta", "max_k_within
 
 #: Accepted values of ``method``: three exact routes, then the two baselines.
 METHODS = ("lattice", "theorem2", "theorem3", "remark1", "remark2")
-#: Lines ``1 - δ - e^ε t`` with larger ε overflow in the foundation's intersection of lines.
-_MAX_LINE_EPS = 700.0
 #: Largest k each exact route accepts (peak memory below ~1 GB at the limit; the lattice takes ~4 s at
 #: k = 3000, Theorem 2 ~2 s at k = 300 with incommensurate ε).
 MAX_K = {"lattice": 3000, "theorem2": 300, "theorem3": 150}
@@ -158,44 +155,21 @@ def double_dp(first: tuple[float, float], second: tuple[float, float], k: int, *
     if method not in METHODS:
         raise ParameterError(f"method={method!r}: must be one of {', '.join(METHODS)}")
     if method == "remark1":
-        return _intersect(homogeneous(*c1, k), homogeneous(*c2, k))
+        return homogeneous(*c1, k).intersect(homogeneous(*c2, k))
     if method == "remark2":
         (e1, d1), (e2, d2) = _ordered(c1, c2)
         eta = total_variation_eta(e2, d2)       # rounds to 1 for huge ε2: then (0, η) says nothing
         first_factor = double_dp((e1, d1), (0.0, eta), k) if eta < 1 else homogeneous(e1, d1, k)
-        return _intersect(first_factor, homogeneous(e2, d2, k))
+        return first_factor.intersect(homogeneous(e2, d2, k))
     cls = _classify(c1, c2)
     if not isinstance(cls, _Active):
         return homogeneous(*cls, k)
     if k > MAX_K[method]:
         raise ParameterError(f"k={k}: method {method!r} supports k <= {MAX_K[method]} (its memory grows "
                              f"like k^{2 if method == 'lattice' else 3})")
-    if method == "theorem3" and k * cls.e1 > _MAX_LINE_EPS:
-        raise ParameterError(f"k * epsilon = {k * cls.e1!r}: method 'theorem3' intersects lines "
-                             f"1 - δ - e^ε t, which overflow beyond ε = {_MAX_LINE_EPS:g}; use 'lattice'")
     route: Callable[[_Active, int], PrivacyRegion] = {
         "lattice": _lattice, "theorem2": _theorem2, "theorem3": _theorem3}[method]
     return route(cls, k)
-
-
-def _lines(pairs: list[tuple[float, float]]) -> PrivacyRegion:
-    """``∩ R(ε_j, δ_j)`` by the foundation's intersection of lines, made safe for k-fold profiles.
-
-    δ_j rounded above 1 becomes 1, and pairs with ``ε_j > _MAX_LINE_EPS`` (where ``e^ε`` overflows) are
-    left out: the result is then a superset, valid and looser only for ε above that value.
-    """
-    return PrivacyRegion.from_constraints([(e, min(d, 1.0)) for e, d in pairs if e <= _MAX_LINE_EPS])
-
-
-def _intersect(a: PrivacyRegion, b: PrivacyRegion) -> PrivacyRegion:
-    """``a ∩ b`` for symmetric regions: ``∩ R(ε_j, δ_j)`` over both profiles (spec §1).
-
-    Built from the profiles rather than with :meth:`PrivacyRegion.intersect`, whose lines of very
-    negative loss lose every digit of ``1 - δ`` (their breakpoints land beyond t = 1 for k-fold regions).
-    ``R(0, min(δ_a(0), δ_b(0)))`` holds for the intersection and keeps the list non-empty.
-    """
-    at_zero = (0.0, float(min(a.delta(0.0), b.delta(0.0))))
-    return _lines([at_zero, *a.profile(), *b.profile()])
 
 
 def _log_tilde(p: _Active, k: int) -> tuple[float, float]:
@@ -308,7 +282,9 @@ def _theorem3(p: _Active, k: int) -> PrivacyRegion:
     # u >= ceil((k ε1 - v(ε1-ε2)) / (ε1+ε2)) is ε_uv >= 0; decide it with a tolerance, not a float ceil.
     eps_uv = np.maximum(eps_uv[eps_uv >= -_tolerance(p, k)], 0.0)
     log_d = np.logaddexp(log_inf, log_rest + np.asarray(four_point.log_delta(eps_uv)))
-    return _lines(list(zip(eps_uv.tolist(), np.exp(log_d).tolist(), strict=True)))
+    # δ_uv rounded above 1 (mass rounding in long sums) is 1: no constraint can say more.
+    return PrivacyRegion.from_constraints(
+        [(e, min(d, 1.0)) for e, d in zip(eps_uv.tolist(), np.exp(log_d).tolist(), strict=True)])
 
 
 def max_k_within(compose: Callable[[int], PrivacyRegion], epsilon: float, delta: float, *,
