@@ -105,15 +105,16 @@ def test_summary_plot_and_export(capsys, tmp_path):
     (["--pure", "0.3x-1"], r"count=-1: must be an integer >= 0"),
     (["--pure", "0.3"], r"expected EPSxCOUNT"),
     (["--pure=-0.3x2"], r"must be finite and >= 0"),
-    (["--dp", "0.3,0", "--dp", "0.1,0.1", "--dp", "0.2,0.01", "-k", "2"], r"three or more constraints"),
+    (["--dp", "0.3,0", "--dp", "0.1,0.1", "--dp", "0.2,0.01", "-k", "2", "--method", "theorem2"],
+     r"--method theorem2: only used with exactly two --dp constraints"),
     (["--dp", "0.3,0"], r"-k: the number of compositions is required"),
-    (["--dp", "0.3,0", "-k", "3", "--method", "theorem2"], r"only used with two --dp"),
+    (["--dp", "0.3,0", "-k", "3", "--method", "theorem2"], r"only used with exactly two --dp"),
     (["--pure", "0.3x2", "-k", "3"], r"-k: not used with --pure"),
     (["--dp", "0.3", "-k", "3"], r"expected EPS,DELTA"),
     (["--dp=-0.3,0", "-k", "3"], r"must be finite and >= 0"),
     (["--dp", "0.3,0", "-k", "3", "--for-delta", "2"], r"--for-delta=2\.0: must be in \[0, 1\]"),
     (["--dp", "0.3,0", "--max-k-within", "1,0.1", "--k-max", "-4"], r"--k-max=-4: must be an integer"),
-    ([], r"--dp: give one or two"),
+    ([], r"--dp: give one or more"),
 ])
 def test_errors_are_one_line_exit_2(capsys, argv, match):
     assert main(["compose", *argv]) == 2
@@ -134,3 +135,21 @@ def test_max_k_within_one_constraint(capsys):
     k = doc["max_k_within"]["k"]["kairouz"]
     assert homogeneous(0.1, 1e-6, k).delta(1.0) <= 1e-5 < homogeneous(0.1, 1e-6, k + 1).delta(1.0)
     assert "baselines" not in doc and doc["k"] == k
+
+
+def test_three_constraints_use_the_n_constraint_theorem(capsys):
+    """Spec §7 through the CLI: checked against brute-force enumeration of the canonical pair."""
+    from lpdp import PrivacyRegion
+    from tests.oracles import brute_force_delta
+
+    pairs = [(1.0, 0.0), (0.5, 0.01), (0.2, 0.05)]
+    argv = ["compose", *[a for e, d in pairs for a in ("--dp", f"{e},{d}")], "-k", "3", "--at", "0.5", "1.5",
+            "--json"]
+    assert main(argv) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["method"] == "multi"
+    r = PrivacyRegion.from_constraints(pairs)
+    p = np.exp(np.concatenate([[r.log_p_inf], r.log_p, [-np.inf]]))
+    q = np.exp(np.concatenate([[-np.inf], r.log_q, [r.log_q_ninf]]))
+    expected = brute_force_delta(p, q, 3, np.array([0.5, 1.5]))
+    np.testing.assert_allclose([d for _, d in doc["delta_at"]], expected, rtol=1e-9)

@@ -56,18 +56,17 @@ def _constraints(texts: list[str]) -> list[tuple[float, float]]:
         e, d = parse_pair(text, "--dp")
         check_delta(d, f"--dp {text!r} delta", allow_one=False)
         pairs.append((e, d))
-    if len(pairs) > 2:
-        raise ParameterError(f"--dp given {len(pairs)} times: composition under three or more constraints "
-                             "(spec §7) is not available in this command yet; give one or two --dp")
     return pairs
 
 
 def _composer(pairs: list[tuple[float, float]], method: str) -> Callable[[int], PrivacyRegion]:
-    """k -> region: Kairouz for one constraint (``method`` ignored), ``double_dp`` for two."""
-    from lpdp.compose import double_dp, homogeneous
+    """k -> region: Kairouz for one constraint, ``double_dp`` for two, ``multi`` (spec §7) for more."""
+    from lpdp.compose import double_dp, homogeneous, multi
 
     if len(pairs) == 1:
         return lambda k: homogeneous(*pairs[0], k)
+    if len(pairs) > 2:
+        return lambda k: multi(pairs, k)
     return lambda k: double_dp(pairs[0], pairs[1], k, method=method)
 
 
@@ -96,12 +95,12 @@ def _dp(args: argparse.Namespace, at: list[float], for_delta: list[float]
     from lpdp.compose import max_k_within
 
     if not args.dp:
-        raise ParameterError("--dp: give one or two EPS,DELTA constraints (or --pure EPSxCOUNT)")
+        raise ParameterError("--dp: give one or more EPS,DELTA constraints (or --pure EPSxCOUNT)")
     pairs = _constraints(args.dp)
-    if len(pairs) == 1 and args.method is not None:
-        raise ParameterError(f"--method {args.method}: only used with two --dp constraints")
+    if len(pairs) != 2 and args.method is not None:
+        raise ParameterError(f"--method {args.method}: only used with exactly two --dp constraints")
     method = args.method or "lattice"
-    name = "kairouz" if len(pairs) == 1 else method
+    name = {1: "kairouz", 2: method}.get(len(pairs), "multi")
     compared = [name] + (list(_BASELINES) if len(pairs) == 2 and method not in _BASELINES else [])
     payload: dict[str, Any] = {"method": name, "constraints": [list(p) for p in pairs]}
     lines = []
@@ -153,7 +152,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     from lpdp.compose import METHODS
 
     p = sub.add_parser(
-        "compose", help="exact composition: one or two (eps, delta) constraints, or pure mechanisms",
+        "compose", help="exact composition under one or more (eps, delta) constraints, or pure mechanisms",
         description="Exact k-fold composition of mechanisms satisfying one --dp constraint (Kairouz) or "
                     "two at once (Theorems 2-3, with Remarks 1-2 for comparison), or heterogeneous "
                     "composition of pure mechanisms (--pure, Theorem 1).")
