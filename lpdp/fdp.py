@@ -48,7 +48,7 @@ from functools import cached_property
 import numpy as np
 from scipy.optimize import minimize
 
-from lpdp._validate import check_int, check_positive
+from lpdp._validate import check_int, check_positive, check_probability
 from lpdp.compose.double import double_dp
 from lpdp.compose.kairouz import homogeneous
 from lpdp.compose.multi import compose_regions, multi
@@ -62,6 +62,8 @@ __all__ = ["Approximation", "Bracket", "below", "above", "bracket", "bracket_mix
 SAFETY = 1e-12
 #: Lattice step used for n >= 3 constraints when none is given.
 DEFAULT_STEP = 0.01
+#: Where the n constraints go: largest area (Propositions 1-2), or evenly up to a small δ (``delta_min``).
+LAYOUTS = ("area", "tail")
 #: Largest number of constraints accepted (the lattice handles more, but the optimiser gets slow).
 MAX_CONSTRAINTS = 64
 _SQRT2 = math.sqrt(2.0)
@@ -126,11 +128,18 @@ class Bracket:
         return self.from_below.area() - self.from_above.area()
 
 
-def below(f: TradeoffFunction, constraints: int = 2, *, step: float | None = None) -> Approximation:
+def below(f: TradeoffFunction, constraints: int = 2, *, step: float | None = None,
+          delta_min: float | None = None, layout: str = "area") -> Approximation:
     """The best n-constraint approximation of f from below (Proposition 1 for n = 2; module docstring).
 
     Every line is a tangent of f, so ``f⁻ <= f``: any f-DP mechanism satisfies each returned
     ``(ε_j, δ_j)``.
+
+    ``delta_min`` fixes one tangent where ``δ_f(ε*) = delta_min`` (on a lattice: the next lattice point
+    up, so its δ stays at most ``delta_min``). The area-optimal tangents stop at a moderate ε, so their
+    composition has ``δ(∞) = 1 - (1 - δ_min)^k``: set ``delta_min`` well below ``target / k`` to read ε at
+    a small target δ. ``layout="area"`` places the other n - 1 tangents for the largest area;
+    ``layout="tail"`` puts all n at ``ε_j = j ε*/n`` (better when the question is ε at a small δ).
 
     Examples
     --------
@@ -138,22 +147,32 @@ def below(f: TradeoffFunction, constraints: int = 2, *, step: float | None = Non
     >>> from lpdp.tradeoff import gaussian
     >>> [(round(e, 5), round(d, 5)) for e, d in below(gaussian(1.0)).constraints]
     [(1.10806, 0.10831), (0.32916, 0.28499)]
+    >>> below(gaussian(1.0), 3, delta_min=1e-9).constraints[0][1] <= 1e-9
+    True
     """
     n, step = _check(f, constraints, step)
-    u = _tangent_points(f, n)
-    eps = np.log(-np.asarray(f.derivative(np.asarray(f.x_of_u(u)))))
-    if step is not None:
-        eps = np.rint(eps / step) * step
-    eps = np.unique(np.maximum(eps, 0.0))[::-1]     # affine pieces of f can give one tangent twice
+    top = _top_epsilon(f, delta_min, step, layout)
+    if layout == "tail":
+        eps = _tail_grid(top, n, step)
+    else:
+        eps = np.empty(0) if top is None else np.array([top])
+        if n > eps.size:
+            x_fix = np.asarray(f.tangent_point(eps))
+            u = _tangent_points(f, n - eps.size, (x_fix - np.asarray(f(x_fix))) / _SQRT2)
+            free = np.log(-np.asarray(f.derivative(np.asarray(f.x_of_u(u)))))
+            eps = np.concatenate([eps, free if step is None else np.rint(free / step) * step])
+    eps = np.unique(np.maximum(eps, 0.0))[::-1]  # affine parts of f can give one tangent twice
     dl = np.minimum(np.asarray(f.delta(eps)) * (1 + SAFETY), 1.0)
     return Approximation("below", tuple((float(e), float(d)) for e, d in zip(eps, dl, strict=True)), step)
 
 
-def above(f: TradeoffFunction, constraints: int = 2, *, step: float | None = None) -> Approximation:
+def above(f: TradeoffFunction, constraints: int = 2, *, step: float | None = None,
+          delta_min: float | None = None, layout: str = "area") -> Approximation:
     """The best n-constraint approximation of f from above (Proposition 2 for n = 2; module docstring).
 
     Every line is a chord of f, so ``f⁺ >= f``: the composition of ``f⁺`` bounds the true composition
-    from the attacker's side.
+    from the attacker's side. ``layout="tail"`` (with ``delta_min``, as in :func:`below`) chains chords
+    of slopes ``-e^{ε_j}``, ``ε_j = j ε*/n``, from ``(0, f(0))`` instead of minimising the area.
 
     Examples
     --------
@@ -163,6 +182,9 @@ def above(f: TradeoffFunction, constraints: int = 2, *, step: float | None = Non
     [(1.37838, 0.0), (0.38215, 0.23932)]
     """
     n, step = _check(f, constraints, step)
+    top = _top_epsilon(f, delta_min, step, layout)
+    if layout == "tail":
+        return Approximation("above", _chain(f, _tail_grid(top, n, step)[::-1]), step)
     t = np.concatenate(([0.0], _chord_points(f, n), [f.fixed_point]))
     if step is None:
         return Approximation("above", _chords(f, t), None)
@@ -173,7 +195,8 @@ def above(f: TradeoffFunction, constraints: int = 2, *, step: float | None = Non
     return Approximation("above", best, step)
 
 
-def bracket(f: TradeoffFunction, k: int, constraints: int = 2, *, step: float | None = None) -> Bracket:
+def bracket(f: TradeoffFunction, k: int, constraints: int = 2, *, step: float | None = None,
+            delta_min: float | None = None, layout: str = "area") -> Bracket:
     """Bracket the k-fold composition of f between compositions of its n-constraint approximations.
 
     Parameters
@@ -187,6 +210,12 @@ def bracket(f: TradeoffFunction, k: int, constraints: int = 2, *, step: float | 
         Theorems 2–3, no lattice); n >= 3 uses the lattice ``step`` (default :data:`DEFAULT_STEP`).
     step : float, optional
         Lattice step for the ε_j (any n).
+    delta_min : float, optional
+        Fix one tangent of the approximation from below at ``δ_f(ε) = delta_min`` (see :func:`below`):
+        needed to read ε at a small δ from the guarantee side.
+    layout : {"area", "tail"}
+        ``"area"``: the largest-area approximations (Propositions 1–2). ``"tail"``: ε_j evenly spaced up
+        to ``δ_f(ε*) = delta_min`` on both sides, for questions about ε at a small δ.
 
     Returns
     -------
@@ -207,7 +236,8 @@ def bracket(f: TradeoffFunction, k: int, constraints: int = 2, *, step: float | 
     n = check_int(constraints, "constraints", 1, MAX_CONSTRAINTS)
     if step is None and n >= 3:
         step = DEFAULT_STEP
-    lo, hi = below(f, n, step=step), above(f, n, step=step)
+    lo = below(f, n, step=step, delta_min=delta_min, layout=layout)
+    hi = above(f, n, step=step, delta_min=delta_min, layout=layout)
     return Bracket(lo, hi, lo.compose(k), hi.compose(k), f.composed(k), k)
 
 
@@ -289,15 +319,53 @@ def _envelope(a: np.ndarray, c: np.ndarray) -> tuple[float, np.ndarray, np.ndarr
     return total, out_lo, out_hi
 
 
-def _tangent_points(f: TradeoffFunction, n: int) -> np.ndarray:
-    """Rotated tangent points maximising the area of ``f⁻`` (midpoint condition, module docstring)."""
+def _top_epsilon(f: TradeoffFunction, delta_min: float | None, step: float | None, layout: str
+                 ) -> float | None:
+    """``ε*`` with ``δ_f(ε*) <= delta_min`` (lattice point above it), or ``None`` without ``delta_min``."""
+    if layout not in LAYOUTS:
+        raise ParameterError(f"layout={layout!r}: must be one of {LAYOUTS}")
+    if delta_min is None:
+        if layout == "tail":
+            raise ParameterError("layout='tail' needs delta_min (the tangent that ends the tail)")
+        return None
+    delta_min = check_probability(delta_min, "delta_min", open_left=True, open_right=True)
+    target = delta_min / (1 + 2 * SAFETY)          # δ stays <= delta_min after rounding up by SAFETY
+    lo, hi = 0.0, 1.0
+    if float(f.delta(lo)) <= target:
+        return 0.0
+    while float(f.delta(hi)) > target:
+        lo, hi = hi, 2 * hi
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if mid in (lo, hi):
+            break
+        lo, hi = (mid, hi) if float(f.delta(mid)) > target else (lo, mid)
+    return hi if step is None else math.ceil(hi / step - 1e-9) * step
+
+
+def _tail_grid(top: float, n: int, step: float | None) -> np.ndarray:
+    """``ε_j = j ε*/n``, j = 1..n (largest exact; the others rounded to the lattice when there is one)."""
+    eps = top * np.arange(1, n + 1) / n
+    if step is not None:
+        eps[:-1] = np.rint(eps[:-1] / step) * step
+    return np.unique(eps)
+
+
+def _tangent_points(f: TradeoffFunction, n: int, fixed: np.ndarray) -> np.ndarray:
+    """Rotated points of n free tangents maximising the area of ``f⁻`` next to the ``fixed`` ones.
+
+    The midpoint condition of the module docstring, solved by L-BFGS-B with the exact gradient.
+    """
     z = f.z
     margin = 1e-9 * -z
+    a_fix = np.asarray(f.g_prime(fixed))
+    c_fix = np.asarray(f.g(fixed)) - a_fix * fixed
 
     def neg_area(u: np.ndarray) -> tuple[float, np.ndarray]:
         a = np.asarray(f.g_prime(u))
         c = np.asarray(f.g(u)) - a * u
-        total, lo, hi = _envelope(a, c)
+        total, lo, hi = _envelope(np.concatenate([a, a_fix]), np.concatenate([c, c_fix]))
+        lo, hi = lo[:n], hi[:n]
         grad = np.asarray(f.g_second(u)) * (hi - lo) * ((hi + lo) / 2 - u)
         return -total, -grad
 
@@ -346,17 +414,18 @@ def _chords(f: TradeoffFunction, t: np.ndarray) -> tuple[tuple[float, float], ..
 def _chain(f: TradeoffFunction, eps: np.ndarray) -> tuple[tuple[float, float], ...]:
     """Chords of f with the given slopes ``-e^{ε_j}`` (largest ε first), chained from ``(0, f(0))``.
 
-    Each chord starts where the previous one meets f again; a slope at or below ``f'`` there is skipped
-    (its line would cut under f). If the chain ends before c, the last chord is replaced by the ε = 0
-    chord from its start, which always reaches past c.
+    Each chord starts where the previous one meets f again; a slope whose line is not above f just to the
+    right of that point is skipped (by convexity it would stay under f). If the chain ends before c, the
+    last chord is replaced by the ε = 0 chord from its start, which always reaches past c.
     """
     c = f.fixed_point
     x, pts, used = 0.0, [0.0], []
     for e in eps:
         s = -math.exp(e)
-        if s <= float(f.derivative(x)):
-            continue
         fx = float(f(x))
+        h = 1e-9 * (c - x)
+        if float(f(x + h)) >= fx + s * h:       # the line does not start above f: it would cut under it
+            continue
         if float(f(c)) <= fx + s * (c - x):   # the line is still above f at c: the chain covers [0, c]
             used.append(e)
             break

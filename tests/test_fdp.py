@@ -161,12 +161,15 @@ FUNCS = {
 
 
 @pytest.mark.parametrize("name", sorted(FUNCS))
-@pytest.mark.parametrize("n, step", [(1, None), (2, None), (3, None), (5, None), (3, 0.05), (8, 0.01),
-                                     (4, 0.3)])
-def test_sides_are_valid(name, n, step):
+@pytest.mark.parametrize("n, step, tail", [(1, None, None), (2, None, None), (3, None, None), (5, None, None),
+                                           (3, 0.05, None), (8, 0.01, None), (4, 0.3, None), (6, None, 1e-6),
+                                           (6, 0.02, 1e-6), (3, 0.05, 1e-3)])
+def test_sides_are_valid(name, n, step, tail):
     f = FUNCS[name]()
     ft = np.asarray(f(TGRID))
-    lo, hi = below(f, n, step=step), above(f, n, step=step)
+    layout = "area" if tail is None or n == 3 else "tail"
+    lo = below(f, n, step=step, delta_min=tail, layout=layout)
+    hi = above(f, n, step=step, delta_min=tail, layout=layout)
     assert len(lo.constraints) <= n and len(hi.constraints) <= n
     assert np.all(lo.region.tradeoff(TGRID) <= ft + 1e-12)
     assert np.all(hi.region.tradeoff(TGRID) >= ft - 1e-12)
@@ -221,6 +224,26 @@ def test_bracket_holds_against_exact_gaussian_composition(mu, k, n):
     assert np.all(b.from_above.delta(EPS) <= exact * (1 + 1e-9) + 1e-15)
     assert np.all(b.from_below.delta(EPS) >= exact * (1 - 1e-9) - 1e-15)
     np.testing.assert_allclose(b.exact.delta(EPS), exact, rtol=1e-7, atol=1e-15)
+
+
+@pytest.mark.parametrize("n, layout", [(3, "area"), (6, "tail"), (12, "tail")])
+@pytest.mark.parametrize("k", [5, 40])
+def test_delta_min_makes_small_delta_readable_and_stays_sound(n, layout, k):
+    b = bracket(gaussian(1.0), k, n, delta_min=1e-9, layout=layout)
+    assert b.below.constraints[0][1] <= 1e-9
+    exact = gdp_delta(math.sqrt(k), EPS * 3)
+    assert np.all(b.from_above.delta(EPS * 3) <= exact * (1 + 1e-9) + 1e-15)
+    assert np.all(b.from_below.delta(EPS * 3) >= exact * (1 - 1e-9) - 1e-15)
+    lo, hi = b.from_above.epsilon(1e-5), b.from_below.epsilon(1e-5)
+    assert gdp_delta(math.sqrt(k), lo) >= 1e-5 >= gdp_delta(math.sqrt(k), hi)
+
+
+def test_tail_layout_narrows_epsilon_at_small_delta():
+    widths = []
+    for layout in ("area", "tail"):
+        b = bracket(gaussian(1.0), 10, 16, delta_min=1e-8, layout=layout)
+        widths.append(b.from_below.epsilon(1e-5) - b.from_above.epsilon(1e-5))
+    assert widths[1] < widths[0] / 4
 
 
 @pytest.mark.parametrize("step", [0.05, 0.25])
@@ -302,6 +325,9 @@ def test_heterogeneous_gaussians_bracket_the_exact_composition():
     (lambda: above(gaussian(1.0), 2, step=-0.1), r"step=-0.1: must be finite and > 0"),
     (lambda: below(lambda t: 1 - t, 2), r"f=<function .*>: must be a TradeoffFunction"),
     (lambda: bracket_mixed([], 2), r"parts=\[\]"),
+    (lambda: bracket(gaussian(1.0), 3, 4, layout="even"), r"layout='even': must be one of"),
+    (lambda: below(gaussian(1.0), 4, layout="tail"), r"layout='tail' needs delta_min"),
+    (lambda: above(gaussian(1.0), 4, delta_min=0.0), r"delta_min=0.0: must be in \(0, 1\)"),
     (lambda: bracket_mixed([(gaussian(1.0), -2)], 2), r"parts\[0\]\.count=-2"),
 ])
 def test_bad_input(call, match):

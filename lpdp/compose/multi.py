@@ -132,25 +132,32 @@ def compose_regions(parts: Sequence[tuple[PrivacyRegion, int]], *, step: float |
 def _mirrored(region: PrivacyRegion) -> bool:
     """Whether the finite atoms are their own mirror (loss ``L`` with (p, q) matches ``-L`` with (q, p)).
 
-    Then ``q_ninf = p_inf`` for a normalised pair; the stored ``log_q_ninf`` is not compared because
-    :meth:`PrivacyRegion.from_constraints` derives it as ``1 - t_end``, which loses relative precision when
-    δ is tiny.
+    Masses are compared to a relative 1e-6: :meth:`PrivacyRegion.from_constraints` derives the masses of
+    the short edges near ``bI = 1`` from differences of breakpoints close to 1, which lose relative
+    precision (and so does ``log_q_ninf``, which is not compared).
     """
     L, lp, lq = region.losses, region.log_p, region.log_q
-    return bool(np.allclose(L, -L[::-1], rtol=0, atol=1e-12) and np.allclose(lp, lq[::-1], rtol=1e-9, atol=0))
+    return bool(np.allclose(L, -L[::-1], rtol=0, atol=1e-12)
+                and np.allclose(np.exp(lp), np.exp(lq[::-1]), rtol=1e-6, atol=1e-15))
 
 
 def _keys(region: PrivacyRegion, levels: np.ndarray, step: float | None
           ) -> tuple[np.ndarray, np.ndarray]:
-    """Integer keys of a region's finite atoms: ``±e_j`` per level, or ``round(L/step)`` on a lattice."""
+    """Integer keys and log P-masses of a region's finite atoms.
+
+    Keys are ``±e_j`` per level, or ``round(L/step)`` on a lattice. Every mass is read from an edge with
+    ``L >= 0`` (an atom of loss ``-L`` has the P-mass of its mirror's Q-mass): those edges sit near
+    ``bI = 0`` where their lengths keep full relative precision.
+    """
     L = region.losses
+    log_p = np.where(L >= 0, region.log_p, region.log_q[::-1])
     if step is None:
         keys = np.zeros((L.size, levels.size), dtype=np.int64)
         nz = np.flatnonzero(L != 0)
         keys[nz, np.searchsorted(levels, np.abs(L[nz]))] = np.sign(L[nz]).astype(np.int64)
-        return keys, region.log_p
+        return keys, log_p
     m = np.rint(L / step)
     bad = np.abs(L / step - m) > STEP_TOL * np.maximum(1.0, np.abs(m))
     if np.any(bad):
         raise ParameterError(f"step={step!r}: the loss {L[bad][0]!r} is not an integer multiple of it")
-    return m.astype(np.int64)[:, None], region.log_p
+    return m.astype(np.int64)[:, None], log_p
