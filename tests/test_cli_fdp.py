@@ -84,3 +84,35 @@ def test_errors_are_one_line_exit_2(capsys, argv, match):
     err = capsys.readouterr().err
     assert code == 2
     assert len(err.strip().splitlines()) == 1 and re.search(match, err), err
+
+
+def test_figure3_scenario(tmp_path):
+    from pathlib import Path
+
+    from lpdp.scenarios import run_file
+
+    root = Path(__file__).resolve().parents[1] / "scenarios"
+    row = run_file(root / "figure3_gaussian.toml", tmp_path)
+    data = json.loads((tmp_path / "figure3_gaussian.json").read_text())["result"]
+    assert np.allclose(data["from_below_constraints"], [(1.10806, 0.10831), (0.32916, 0.28499)], atol=1e-5)
+    assert np.allclose(data["from_above_constraints"], [(1.37838, 0.0), (0.38215, 0.23932)], atol=1e-5)
+    for k in (3, 10):
+        panel = data[f"k={k}"]
+        for (e, lo), (_, hi) in zip(panel["from_above"]["delta_at"], panel["from_below"]["delta_at"],
+                                    strict=True):
+            truth = gdp_delta(math.sqrt(k), e)
+            assert lo <= truth * (1 + 1e-9) and hi >= truth * (1 - 1e-9)
+    assert any(f.endswith(".png") for f in row["files"])
+
+
+def test_scenario_errors_name_the_key(tmp_path):
+    from lpdp.errors import ScenarioError
+    from lpdp.scenarios import load
+
+    bad = tmp_path / "bad.toml"
+    bad.write_text('kind = "fdp_bracket"\ntitle = "x"\nmechanism = "cauchy"\nparameter = 1.0\nks = [3]\n')
+    with pytest.raises(ScenarioError, match=r"bad.toml: key 'mechanism': 'cauchy': must be 'gaussian' or"):
+        load(bad)
+    bad.write_text('kind = "fdp_tightening"\ntitle = "x"\nmechanism = "gaussian"\nparameter = -1.0\nk = 3\n')
+    with pytest.raises(ScenarioError, match=r"key 'parameter': parameter=-1.0: must be finite and > 0"):
+        load(bad)

@@ -59,6 +59,7 @@ _KIND_MODULES = (
     "lpdp.scenarios.regions",
     "lpdp.scenarios.filters",
     "lpdp.scenarios.composition",
+    "lpdp.scenarios.fdp",
 )
 
 

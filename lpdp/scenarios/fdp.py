@@ -1,0 +1,165 @@
+"""Scenario kinds for f-DP composition brackets (spec §6–§7): ``fdp_bracket`` and ``fdp_tightening``.
+
+``fdp_bracket`` approximates a Gaussian or Laplace mechanism's trade-off function from below and above by n
+DP constraints (Propositions 1–2 for n = 2) and composes both, for each k listed, next to the exact
+``G_{μ√k}`` where it exists. ``fdp_tightening`` shows how the bracket narrows as n grows: for each n the
+largest δ gap, the area between the two boundaries and the time taken.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from lpdp._validate import check_epsilon, check_int, check_positive, check_probability
+from lpdp.errors import ParameterError
+from lpdp.scenarios import Field, ScenarioKind, ScenarioOutput, register
+
+_STYLES = {"from below": {"color": "tab:red", "ls": "--"}, "from above": {"color": "tab:blue", "ls": "-."},
+           "exact": {"color": "k", "lw": 2.0}}
+
+
+def _mechanism(value: str) -> str:
+    if value not in ("gaussian", "laplace"):
+        raise ParameterError(f"{value!r}: must be 'gaussian' or 'laplace'")
+    return value
+
+
+def _layout(value: str) -> str:
+    from lpdp.fdp import LAYOUTS
+
+    if value not in LAYOUTS:
+        raise ParameterError(f"{value!r}: must be one of {LAYOUTS}")
+    return value
+
+
+def _ints(value: list[int]) -> list[int]:
+    if not value:
+        raise ParameterError("[]: give at least one value")
+    return [check_int(v, f"[{i}]", 1) for i, v in enumerate(value)]
+
+
+COMMON = {
+    "mechanism": Field("str", "'gaussian' (G_mu) or 'laplace' (scale b, sensitivity 1)", required=True,
+                       check=_mechanism),
+    "parameter": Field("float", "mu of the Gaussian or b of the Laplace mechanism (> 0)", required=True,
+                       check=lambda v: check_positive(v, "parameter")),
+    "step": Field("float", "lattice step of the eps_j (default: none for n <= 2, 0.01 otherwise)",
+                  check=lambda v: check_positive(v, "step")),
+    "delta_min": Field("float", "fix one tangent from below where delta_f = delta_min (lpdp.fdp.below)",
+                       check=lambda v: check_probability(v, "delta_min", open_left=True, open_right=True)),
+    "layout": Field("str", "'area' (Propositions 1-2) or 'tail' (eps_j evenly up to delta_min)",
+                    default="area", check=_layout),
+}
+
+BRACKET_SCHEMA = {
+    **COMMON,
+    "ks": Field("list[int]", "numbers of compositions, one panel each", required=True, check=_ints),
+    "constraints": Field("int", "constraints per approximation (n >= 1)", default=2,
+                         check=lambda v: check_int(v, "constraints", 1)),
+    "at": Field("list[float]", "epsilons at which to report delta", default=[0.5, 1.0, 2.0],
+                check=lambda v: [check_epsilon(e, f"[{i}]") for i, e in enumerate(v)]),
+}
+
+TIGHTENING_SCHEMA = {
+    **COMMON,
+    "k": Field("int", "number of compositions", required=True, check=lambda v: check_int(v, "k", 1)),
+    "ns": Field("list[int]", "numbers of constraints to compare", default=[2, 4, 8, 16], check=_ints),
+}
+
+
+def _tradeoff(params: dict[str, Any]) -> Any:
+    from lpdp.tradeoff import gaussian, laplace
+
+    return (gaussian if params["mechanism"] == "gaussian" else laplace)(params["parameter"])
+
+
+def _exact_region(f: Any) -> Any:
+    """A fine inscribed polygon of an exact trade-off curve (for plots and areas only)."""
+    from lpdp.region import PrivacyRegion
+
+    t = np.unique(np.concatenate([np.geomspace(1e-9, 1e-2, 80), np.linspace(0.0, 1.0, 801)]))
+    return PrivacyRegion.from_vertices(np.column_stack([t, f(t)]))
+
+
+def run_bracket(params: dict[str, Any]) -> ScenarioOutput:
+    """The bracket for each k, against the exact composition where known (Figure 3)."""
+    from lpdp.export import region_dict
+    from lpdp.fdp import bracket
+
+    f, n, at = _tradeoff(params), params["constraints"], params["at"]
+    panels, payload, summary = {}, {}, []
+    for k in params["ks"]:
+        b = bracket(f, k, n, step=params["step"], delta_min=params["delta_min"], layout=params["layout"])
+        regions = {"from below": b.from_below, "from above": b.from_above}
+        row: dict[str, Any] = {
+            "from_below": {**region_dict(b.from_below, at), "approximation": list(b.below.constraints)},
+            "from_above": {**region_dict(b.from_above, at), "approximation": list(b.above.constraints)},
+            "max_delta_gap": b.max_gap(), "area_between": b.area_between(), "step": b.below.step,
+        }
+        if b.exact is not None:
+            regions["exact"] = _exact_region(b.exact)
+            row["exact"] = {"tradeoff": b.exact.name, "delta_at": [[e, float(b.exact.delta(e))] for e in at]}
+        panels[k] = regions
+        payload[f"k={k}"] = row
+        ranges = "".join(f"; delta({e:g}) in [{float(b.from_above.delta(e)):.4g}, "
+                         f"{float(b.from_below.delta(e)):.4g}]" for e in at[:2])
+        summary.append(f"k={k}: max delta gap {row['max_delta_gap']:.4g}, area between "
+                       f"{row['area_between']:.4g}{ranges}")
+    first = bracket(f, 1, n, step=params["step"], delta_min=params["delta_min"], layout=params["layout"])
+    payload["from_below_constraints"] = list(first.below.constraints)
+    payload["from_above_constraints"] = list(first.above.constraints)
+    summary.insert(0, f"{f.name}, n={n}: from below " + ", ".join(
+        f"({e:.5g}, {d:.5g})" for e, d in first.below.constraints) + "; from above " + ", ".join(
+        f"({e:.5g}, {d:.5g})" for e, d in first.above.constraints))
+
+    def draw(ax: Any) -> None:
+        from lpdp.plot import regions as draw_regions
+
+        fig = ax.figure
+        fig.clear()
+        axes = fig.subplots(1, len(panels), squeeze=False)[0]
+        for axis, (k, regions) in zip(axes, panels.items(), strict=True):
+            draw_regions(list(regions.values()), labels=[f"{name}, k={k}" for name in regions], ax=axis,
+                         styles=[_STYLES[name] for name in regions])
+
+    return ScenarioOutput(payload=payload, summary=summary, plot=draw, figsize=(6.0 * len(panels), 6.0))
+
+
+def run_tightening(params: dict[str, Any]) -> ScenarioOutput:
+    """Gap, area between and time of the bracket for each n (issue: μ = 1, k = 10, n in {2, 4, 8, 16})."""
+    from lpdp.fdp import bracket
+
+    f, k = _tradeoff(params), params["k"]
+    rows = []
+    for n in params["ns"]:
+        t0 = time.perf_counter()
+        b = bracket(f, k, n, step=params["step"], delta_min=params["delta_min"], layout=params["layout"])
+        seconds = time.perf_counter() - t0
+        rows.append({"n": n, "max_delta_gap": b.max_gap(), "area_between": b.area_between(),
+                     "seconds": seconds, "step": b.below.step,
+                     "epsilon_at_1e-5": [b.from_above.epsilon(1e-5), b.from_below.epsilon(1e-5)]})
+    summary = [f"n={r['n']:>2}: max delta gap {r['max_delta_gap']:.4g}, "
+               f"area between {r['area_between']:.4g}, "
+               f"eps(1e-5) in [{r['epsilon_at_1e-5'][0]:.4g}, {r['epsilon_at_1e-5'][1]:.4g}], "
+               f"{r['seconds']:.2f} s" for r in rows]
+
+    def draw(ax: Any) -> None:
+        ns = [r["n"] for r in rows]
+        ax.loglog(ns, [r["max_delta_gap"] for r in rows], marker="o", label="max delta gap")
+        ax.loglog(ns, [r["area_between"] for r in rows], marker="s", label="area between boundaries")
+        ax.set_xlabel("constraints per approximation n")
+        ax.set_title(f"{f.name}, k={k}", fontsize="small")
+        ax.legend(fontsize="small")
+        ax.grid(True, which="both", lw=0.3, alpha=0.5)
+
+    return ScenarioOutput(payload={"tradeoff": f.name, "k": k, "rows": rows}, summary=summary, plot=draw,
+                          figsize=(6.0, 4.5))
+
+
+register(ScenarioKind("fdp_bracket", "bracket the composition of a Gaussian or Laplace mechanism by n DP "
+                      "constraints (Propositions 1-2, Figure 3)", BRACKET_SCHEMA, run_bracket))
+register(ScenarioKind("fdp_tightening", "how the f-DP composition bracket narrows as the number of "
+                      "constraints grows (spec §7)", TIGHTENING_SCHEMA, run_tightening))
