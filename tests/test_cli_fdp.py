@@ -116,3 +116,11 @@ def test_scenario_errors_name_the_key(tmp_path):
     bad.write_text('kind = "fdp_tightening"\ntitle = "x"\nmechanism = "gaussian"\nparameter = -1.0\nk = 3\n')
     with pytest.raises(ScenarioError, match=r"key 'parameter': parameter=-1.0: must be finite and > 0"):
         load(bad)
+
+
+def test_tail_layout_brackets_epsilon_at_small_delta(capsys):
+    out = run_json(capsys, "--gaussian", "1", "-k", "10", "--constraints", "16", "--layout", "tail",
+                   "--delta-min", "1e-9", "--for-delta", "1e-5")
+    (d, lo, hi), = out["epsilon_for"]
+    assert d == 1e-5 and lo < hi < lo + 1.0
+    assert gdp_delta(math.sqrt(10), lo) >= 1e-5 >= gdp_delta(math.sqrt(10), hi)

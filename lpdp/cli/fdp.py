@@ -54,12 +54,16 @@ def _handle(args: argparse.Namespace) -> int:
     n = _number(args.constraints, "--constraints")
     step = None if args.step is None else _number(args.step, "--step")
     at = list(args.at or [])
-    b = bracket(f, k, n, step=step)
-    payload: dict[str, Any] = {**mech, "k": b.k, "constraints": int(n), "step": b.below.step}
+    delta_min = None if args.delta_min is None else _number(args.delta_min, "--delta-min")
+    b = bracket(f, k, n, step=step, delta_min=delta_min, layout=args.layout)
+    payload: dict[str, Any] = {**mech, "k": b.k, "constraints": int(n), "step": b.below.step,
+                               "layout": args.layout, "delta_min": delta_min}
     for key, side, region in (("from_below", b.below, b.from_below), ("from_above", b.above, b.from_above)):
         payload[key] = {**region_dict(region, at), "approximation": [list(c) for c in side.constraints]}
     top = float(max(b.from_below.losses.max(), 1.0))
     payload["exact"] = None if b.exact is None else _exact_dict(b.exact, at, top)
+    payload["epsilon_for"] = [[d, b.from_above.epsilon(d), b.from_below.epsilon(d)]
+                              for d in args.for_delta or []]
     payload["gap"] = {"max_delta_gap": b.max_gap(), "area_between": b.area_between()}
     regions = {"from below (valid guarantee)": b.from_below, "from above (attack bound)": b.from_above}
     if b.exact is not None:
@@ -73,6 +77,9 @@ def _handle(args: argparse.Namespace) -> int:
         exact = "" if b.exact is None else f"  exact {float(b.exact.delta(e)):.6g}"
         lines.append(f"delta({e:g}): from above {float(b.from_above.delta(e)):.6g} <= truth <= from below "
                      f"{float(b.from_below.delta(e)):.6g}{exact}")
+    for d in args.for_delta or []:
+        lines.append(f"eps at delta={d:g}: from above {b.from_above.epsilon(d):.6g} <= truth <= from below "
+                     f"{b.from_below.epsilon(d):.6g}")
     lines.append(f"max delta gap {payload['gap']['max_delta_gap']:.6g}, area between "
                  f"{payload['gap']['area_between']:.6g}")
     lines.append(region_summary(b.from_below, title="composition of the approximation from below:"))
@@ -94,6 +101,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="constraints per approximation (default 2)")
     p.add_argument("--step", metavar="DELTA_EPS",
                    help="lattice step of the eps_j (default: none for N <= 2, 0.01 otherwise)")
+    p.add_argument("--delta-min", metavar="D",
+                   help="fix a from-below tangent where delta_f = D (needed for eps at a small delta)")
+    p.add_argument("--layout", choices=("area", "tail"), default="area",
+                   help="area: Propositions 1-2 (default); tail: eps_j evenly up to --delta-min")
+    p.add_argument("--for-delta", type=float, nargs="+", metavar="D",
+                   help="report the eps bracket at these deltas")
     p.add_argument("--at", type=float, nargs="+", metavar="EPS", help="report delta at these epsilons")
     add_output_options(p)
     p.set_defaults(func=_handle)
