@@ -496,10 +496,13 @@ class PrivacyRegion:
         from shapely.geometry import Polygon
 
         v = self.vertices
+        # Edges of mass below 1e-14 give vertices that nearly coincide, which Shapely's overlay
+        # operations mishandle: merge them into their predecessor (a change below 1e-14 in area).
+        near = np.concatenate(([False], np.max(np.abs(np.diff(v, axis=0)), axis=1) < 1e-14))
+        v = v[~near] if len(v) - near.sum() >= 3 else v
         if len(v) < 3:  # R(0, 0) is the diagonal: a polygon of zero area
             v = np.array([v[0], 0.5 * (v[0] + v[-1]), v[-1]])
         poly = Polygon(v)
-        # Edges of mass ~1e-20 give vertices that coincide in floating point: repair the ring.
         return poly if poly.is_valid or poly.area == 0 else poly.buffer(0)
 
     def tradeoff(self, t: float | Sequence[float] | np.ndarray) -> np.ndarray | float:
