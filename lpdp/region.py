@@ -30,6 +30,7 @@ from lpdp.errors import ParameterError
 __all__ = ["PrivacyRegion"]
 
 _NEG_INF = -math.inf
+_LOG_TINY = math.log(1e-300)
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:
@@ -529,14 +530,14 @@ class PrivacyRegion:
 
         For a region the test is exact in log space: ``other ⊆ self`` iff ``δ_other(L) <= δ_self(L)`` at
         every edge loss ``L`` of ``self`` (the region is the intersection of its edges' half-planes),
-        with relative tolerance ``tol``.
+        with relative tolerance ``tol`` and an absolute one of 1e-300 (subnormal δ carry no digits).
         """
         if isinstance(other, PrivacyRegion):
             if self._loss.size == 0:
                 return True
             mine = self._log_delta_unchecked(self._loss)
             theirs = other._log_delta_unchecked(self._loss)
-            return bool(np.all(theirs <= mine + tol))
+            return bool(np.all(theirs <= np.logaddexp(mine + tol, _LOG_TINY)))
         try:
             x, y = (float(v) for v in other)
         except (TypeError, ValueError):
