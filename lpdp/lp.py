@@ -4,8 +4,11 @@ An intersection ``∩_r F_r`` is the polygon ``{z = (bI, bII) : G z <= h}``: one
 region (``bII >= 1 - δ_r(L) - e^L bI``, each row scaled by ``max(1, e^L)``), plus ``z >= 0`` and
 ``bI + bII <= 1``. Each query is a cvxpy problem built once with Parameters and re-solved. After every solve
 the status must be optimal and the primal residuals within :data:`~lpdp._numerics.SOLVER_RESIDUAL_TOL`;
-otherwise a :class:`~lpdp.errors.SolverError` is raised, never a number. The δ query returns the dual
-bound ``h^T λ + ||G^T λ - c||_1`` (an upper bound for any ``λ >= 0``, so it errs on the safe side).
+otherwise a :class:`~lpdp.errors.SolverError` is raised, never a number. Answers are dual certificates:
+the δ query returns ``h^T λ + ||G^T λ - c||_1`` (an upper bound for any ``λ >= 0``) and the trade-off
+query a lower bound on the type II error, so both err on the safe side, and a duality gap above the
+tolerance is an error. Nearly parallel constraints (ε differing by ~1e-9) make vertices ill-conditioned;
+HiGHS may then fail, which raises, never answers.
 
 HiGHS prints a banner on the C-level standard output when an instance is created (HiGHS#2749); solves run
 with file descriptor 1 redirected so ``--json`` output stays clean.
@@ -99,8 +102,8 @@ class IntersectionLP:
         feas = self._G @ self._z <= self._h
         self._delta_con = feas
         self._delta_prob = cp.Problem(cp.Maximize(1 - self._z[1] - self._slope * self._z[0]), [feas])
-        feas2 = self._G @ self._z <= self._h
-        self._trade_prob = cp.Problem(cp.Minimize(self._z[1]), [feas2, self._z[0] <= self._t])
+        self._trade_cons = [self._G @ self._z <= self._h, self._z[0] <= self._t]
+        self._trade_prob = cp.Problem(cp.Minimize(self._z[1]), self._trade_cons)
         self._member_prob = cp.Problem(cp.Minimize(self._s),
                                        [self._G @ self._point - self._h <= self._s, self._s >= 0])
 
@@ -153,7 +156,15 @@ class IntersectionLP:
         z = self._check_primal()
         if z[0] > t + SOLVER_RESIDUAL_TOL:
             raise SolverError(f"LP solution has type I error {z[0]!r} > t = {t!r}")
-        return float(max(0.0, z[1]))
+        # Dual certificate: for λ, μ >= 0, bII >= -(h^T λ + t μ) - ||G^T λ + μ e_I + e_II||_1 on the
+        # feasible set (z in [0, 1]^2), a lower bound on f(t): the side that keeps a guarantee valid.
+        lam = np.maximum(np.asarray(self._trade_cons[0].dual_value, dtype=float), 0.0)
+        mu = max(float(np.asarray(self._trade_cons[1].dual_value)), 0.0)
+        resid = self._G.T @ lam + np.array([mu, 1.0])
+        lower = -(float(self._h @ lam) + t * mu) - float(np.abs(resid).sum())
+        if z[1] - lower > SOLVER_RESIDUAL_TOL:
+            raise SolverError(f"duality gap {z[1] - lower:.3g} at t={t!r} exceeds the tolerance")
+        return float(min(1.0, max(0.0, lower)))
 
     def contains(self, point: Sequence[float], *, tol: float = MEMBERSHIP_TOL) -> bool:
         """Whether ``(bI, bII)`` satisfies every half-plane (largest violation by LP, within ``tol``)."""
