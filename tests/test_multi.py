@@ -125,3 +125,15 @@ def test_heterogeneous_constraint_sets_brute_force():
 def test_bad_input(call, match):
     with pytest.raises(ParameterError, match=match):
         call()
+
+
+@pytest.mark.parametrize("eps, k", [(60.0, 40), (130.0, 12)])
+def test_extreme_dynamic_range_levels_and_fallback(eps, k):
+    # ε = 60: masses span 2400 nats (several scaled levels); ε = 130: an atom weight below e^-100 (the
+    # exact logaddexp fallback). Both against Kairouz's binomial lattice.
+    got = multi([(eps, 0.0), (eps / 2, 1e-3)], k, step=eps / 2)
+    want = multi([(eps, 0.0), (eps / 2, 1e-3)], k)
+    grid = np.linspace(0.0, eps * k, 97)
+    np.testing.assert_allclose(got.log_delta(grid), want.log_delta(grid), rtol=1e-11, atol=1e-13)
+    assert_regions_equal(multi([(eps, 0.0)], k, step=eps), homogeneous(eps, 0.0, k), rtol=1e-10,
+                         boundary_atol=1e-10, eps=grid)

@@ -6,9 +6,10 @@ log-mass array over the reachable box and adds one mechanism at a time.
 
 Per step it takes the fast linear route: ``exp`` of the array shifted by its maximum, the sparse shifts
 added with their weights (sums of non-negative terms: no cancellation, relative error ~1e-16 per step),
-``log`` back. Entries that this route cannot resolve (below ``_DEEP`` relative to the maximum, where
-``exp`` underflows) are recomputed exactly with ``logaddexp`` over their sources, so masses far below
-1e-308 keep full relative precision. Cost per mechanism: ``O(atoms × box)``.
+``log`` back. Entries this cannot resolve (below ``_DEEP`` relative to the reference, where ``exp``
+underflows) get the same pass with the reference moved down by 575 nats, level after level; whatever is
+left after ``_LEVELS`` levels is recomputed with ``logaddexp`` over its sources. So masses far below 1e-308
+keep full relative precision. Cost per mechanism: ``O(atoms × box × levels)``.
 """
 
 from __future__ import annotations
@@ -19,8 +20,14 @@ import numpy as np
 
 __all__ = ["convolve"]
 
-#: Linear-route results below this (relative to the array's maximum) are recomputed in log space.
+#: A linear-route result below this (relative to its reference) is not trusted: go one level deeper.
 _DEEP = 1e-250
+#: Each level moves the reference down by ``-log(_DEEP)`` nats.
+_SPAN = 575.0
+#: Levels of the scaled linear route (about 9000 nats) before the exact ``logaddexp`` fallback.
+_LEVELS = 16
+#: Deeper levels need every atom weight above ``e^-100`` (their proof of no lost terms uses it).
+_LOG_WEIGHT_FLOOR = -100.0
 #: Refuse boxes larger than this many cells (memory ~ 17 bytes per cell).
 MAX_CELLS = 60_000_000
 
@@ -43,29 +50,55 @@ def convolve(steps: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray
         lw = np.asarray(lw, dtype=float)
         new_lo = lo + keys.min(axis=0)
         shape = tuple(int(s) for s in np.array(cur.shape) + keys.max(axis=0) - keys.min(axis=0))
-        offsets = [tuple(int(o) for o in lo + k - new_lo) for k in keys]
-        top = float(np.max(cur[reach]))
-        ex = np.exp(cur - top)
-        acc = np.zeros(shape)
+        slices = [tuple(slice(int(o), int(o) + n) for o, n in zip(lo + k - new_lo, cur.shape, strict=True))
+                  for k in keys]
         new_reach = np.zeros(shape, dtype=bool)
-        for off, w in zip(offsets, np.exp(lw), strict=True):
-            sl = tuple(slice(o, o + n) for o, n in zip(off, cur.shape, strict=True))
-            acc[sl] += w * ex
+        for sl in slices:
             new_reach[sl] |= reach
-        with np.errstate(divide="ignore"):
-            new = np.log(acc) + top
-        deep = new_reach & (acc < _DEEP)
-        if np.any(deep):
-            idx = np.nonzero(deep)
-            exact = np.full(idx[0].size, -np.inf)
-            for off, w in zip(offsets, lw, strict=True):
-                src = [i - o for i, o in zip(idx, off, strict=True)]
-                ok = np.all([(s >= 0) & (s < n) for s, n in zip(src, cur.shape, strict=True)], axis=0)
-                vals = np.full(idx[0].size, -np.inf)
-                vals[ok] = cur[tuple(s[ok] for s in src)] + w
-                exact = np.logaddexp(exact, vals)
-            new[idx] = exact
-        new[~new_reach] = -np.inf
+        new = np.full(shape, -np.inf)
+        pending = new_reach
+        top = float(np.max(cur[reach]))
+        levels = _LEVELS if np.min(lw) >= _LOG_WEIGHT_FLOOR else 1
+        for level in range(levels):
+            pending = _linear_level(cur, lw, slices, shape, top - _SPAN * level, new, pending)
+            if not np.any(pending):
+                break
+        if np.any(pending):
+            _exact_entries(cur, lw, slices, new, pending)
         cur, reach, lo = new, new_reach, new_lo
     idx = np.nonzero(reach)
     return np.column_stack(idx).astype(np.int64) + lo, cur[idx]
+
+
+def _linear_level(cur: np.ndarray, lw: np.ndarray, slices: list[tuple[slice, ...]], shape: tuple[int, ...],
+                  ref: float, new: np.ndarray, pending: np.ndarray) -> np.ndarray:
+    """One scaled linear pass: ``Σ_j w_j e^{cur - ref}`` shifted; fill ``new`` where it is resolved.
+
+    Sources more than 700 nats above ``ref`` are left out (``exp`` would overflow). Every target they
+    feed was resolved at an earlier level: with ``log w >= -100`` such a term is above ``e^25`` relative to
+    the previous reference. A result ``>= _DEEP`` loses only terms below ``e^-745``, i.e. nothing at double
+    precision. Returns the targets still pending.
+    """
+    rel = cur - ref
+    with np.errstate(under="ignore"):
+        ex = np.where(rel <= 700.0, np.exp(np.minimum(rel, 700.0)), 0.0)
+        acc = np.zeros(shape)
+        for sl, w in zip(slices, np.exp(lw), strict=True):
+            acc[sl] += w * ex
+    done = pending & (acc >= _DEEP)
+    new[done] = np.log(acc[done]) + ref
+    return pending & ~done
+
+
+def _exact_entries(cur: np.ndarray, lw: np.ndarray, slices: list[tuple[slice, ...]], new: np.ndarray,
+                   pending: np.ndarray) -> None:
+    """``logaddexp`` over the sources of each pending entry (exact at any depth; slow per entry)."""
+    idx = np.nonzero(pending)
+    exact = np.full(idx[0].size, -np.inf)
+    for sl, w in zip(slices, lw, strict=True):
+        src = [i - s.start for i, s in zip(idx, sl, strict=True)]
+        ok = np.all([(s >= 0) & (s < n) for s, n in zip(src, cur.shape, strict=True)], axis=0)
+        vals = np.full(idx[0].size, -np.inf)
+        vals[ok] = cur[tuple(s[ok] for s in src)] + w
+        exact = np.logaddexp(exact, vals)
+    new[idx] = exact
