@@ -26,8 +26,8 @@ _DEEP = 1e-250
 _SPAN = 575.0
 #: Levels of the scaled linear route (about 9000 nats) before the exact ``logaddexp`` fallback.
 _LEVELS = 16
-#: Deeper levels need every atom weight above ``e^-100`` (their proof of no lost terms uses it).
-_LOG_WEIGHT_FLOOR = -100.0
+#: Deeper levels need every atom weight above ``e^-690`` (their proof of no lost terms uses it).
+_LOG_WEIGHT_FLOOR = -690.0
 #: Refuse boxes larger than this many cells (memory ~ 17 bytes per cell).
 MAX_CELLS = 60_000_000
 
@@ -75,9 +75,9 @@ def _linear_level(cur: np.ndarray, lw: np.ndarray, slices: list[tuple[slice, ...
     """One scaled linear pass: ``Σ_j w_j e^{cur - ref}`` shifted; fill ``new`` where it is resolved.
 
     Sources more than 700 nats above ``ref`` are left out (``exp`` would overflow). Every target they
-    feed was resolved at an earlier level: with ``log w >= -100`` such a term is above ``e^25`` relative to
-    the previous reference. A result ``>= _DEEP`` loses only terms below ``e^-745``, i.e. nothing at double
-    precision. Returns the targets still pending.
+    feed was resolved at an earlier level: with ``log w >= -690`` such a term is above ``e^{125 - 690}``
+    ``> _DEEP`` relative to the previous reference (level 0 leaves nothing out). A result ``>= _DEEP``
+    loses only terms below ``e^-745``, i.e. nothing at double precision. Returns the targets still pending.
     """
     rel = cur - ref
     with np.errstate(under="ignore"):
