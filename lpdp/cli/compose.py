@@ -153,11 +153,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser(
         "compose", help="exact composition under one or more (eps, delta) constraints, or pure mechanisms",
-        description="Exact k-fold composition of mechanisms satisfying one --dp constraint (Kairouz) or "
-                    "two at once (Theorems 2-3, with Remarks 1-2 for comparison), or heterogeneous "
-                    "composition of pure mechanisms (--pure, Theorem 1).")
+        description="Exact k-fold composition of mechanisms satisfying one --dp constraint (Kairouz), "
+                    "two at once (Theorems 2-3, with Remarks 1-2 for comparison) or more (spec §7), or "
+                    "heterogeneous composition of pure mechanisms (--pure, Theorem 1).")
     p.add_argument("--dp", action="append", metavar="EPS,DELTA", help="a constraint every mechanism meets "
-                   "(once or twice)")
+                   "(repeatable: all hold at once)")
     p.add_argument("-k", metavar="K", help="number of mechanisms composed")
     p.add_argument("--pure", action="append", metavar="EPSxCOUNT",
                    help="COUNT mechanisms that are pure EPS-DP (repeatable)")
