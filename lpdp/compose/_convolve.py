@@ -7,8 +7,9 @@ log-mass array over the reachable box and adds one mechanism at a time.
 Per step it takes the fast linear route: ``exp`` of the array shifted by its maximum, the sparse shifts
 added with their weights (sums of non-negative terms: no cancellation, relative error ~1e-16 per step),
 ``log`` back. Entries this cannot resolve (below ``_DEEP`` relative to the reference, where ``exp``
-underflows) get the same pass with the reference moved down by 575 nats, level after level; whatever is
-left after ``_LEVELS`` levels is recomputed with ``logaddexp`` over its sources. So masses far below 1e-308
+underflows) get the same pass with the reference moved down by 575 nats, level after level, while they are
+many; the rest (or whatever is left after ``_LEVELS`` levels) is recomputed with ``logaddexp`` over its
+sources. So masses far below 1e-308
 keep full relative precision. Cost per mechanism: ``O(atoms × box × levels)``.
 """
 
@@ -26,6 +27,8 @@ _DEEP = 1e-250
 _SPAN = 575.0
 #: Levels of the scaled linear route (about 9000 nats) before the exact ``logaddexp`` fallback.
 _LEVELS = 16
+#: A pending entry recomputed by ``logaddexp`` costs about this many cells of a linear pass.
+_GATHER_COST = 20
 #: Deeper levels need every atom weight above ``e^-690`` (their proof of no lost terms uses it).
 _LOG_WEIGHT_FLOOR = -690.0
 #: Refuse boxes larger than this many cells (memory ~ 17 bytes per cell).
@@ -61,7 +64,7 @@ def convolve(steps: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray
         levels = _LEVELS if np.min(lw) >= _LOG_WEIGHT_FLOOR else 1
         for level in range(levels):
             pending = _linear_level(cur, lw, slices, shape, top - _SPAN * level, new, pending)
-            if not np.any(pending):
+            if np.count_nonzero(pending) * _GATHER_COST < new.size:   # few left: cheaper one by one
                 break
         if np.any(pending):
             _exact_entries(cur, lw, slices, new, pending)
