@@ -81,6 +81,24 @@ def regions(items: Sequence[Any], labels: Sequence[str] | None = None, ax: Any =
     return artists
 
 
+def region_panels(panels: dict[Any, dict[str, Any]], ax: Any, *,
+                  labels: Callable[[Any, str], str] | None = None,
+                  styles: dict[str, dict[str, Any]] | None = None) -> list[Any]:
+    """Side-by-side panels of regions (e.g. one per k), replacing ``ax`` by ``len(panels)`` axes.
+
+    ``panels`` maps a panel key to ``{name: region}``; ``labels(key, name)`` makes the legend entry and
+    ``styles[name]`` the line style. Returns the new axes.
+    """
+    fig = ax.figure
+    fig.clear()
+    axes = fig.subplots(1, len(panels), squeeze=False)[0]
+    for axis, (key, regs) in zip(axes, panels.items(), strict=True):
+        regions(list(regs.values()), ax=axis,
+                labels=[labels(key, name) if labels else name for name in regs],
+                styles=[(styles or {}).get(name, {}) for name in regs])
+    return list(axes)
+
+
 def save_figure(draw: Callable[[Any], None], path: str | Path, *,
                 figsize: tuple[float, float] = (6.0, 6.0), title: str | None = None) -> Path:
     """Make a figure, let ``draw(ax_or_fig)`` fill it, and save it to ``path`` (PNG, SVG or PDF).

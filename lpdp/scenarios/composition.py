@@ -99,14 +99,9 @@ def run(params: dict[str, Any]) -> ScenarioOutput:
         payload[f"k={k}"] = row
 
     def draw(ax: Any) -> None:
-        from lpdp.plot import regions as draw_regions
+        from lpdp.plot import region_panels
 
-        fig = ax.figure
-        fig.clear()
-        axes = fig.subplots(1, len(panels), squeeze=False)[0]
-        for axis, (k, regions) in zip(axes, panels.items(), strict=True):
-            draw_regions(list(regions.values()), labels=[f"{LABELS[m]}, k={k}" for m in regions], ax=axis,
-                         styles=[_STYLES[m] for m in regions])
+        region_panels(panels, ax, labels=lambda k, m: f"{LABELS[m]}, k={k}", styles=_STYLES)
 
     return ScenarioOutput(payload=payload, summary=summary, plot=draw, figsize=(6.0 * len(panels), 6.0))
 
