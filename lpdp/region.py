@@ -234,7 +234,20 @@ class PrivacyRegion:
             losses += [e, -e]
             ds += [d, -math.expm1(-e) + math.exp(-e) * d]
             cs += [1.0 - d, math.exp(-e) * (1.0 - d)]
-        return cls._from_lines(np.array(losses), np.array(ds), np.array(cs))
+        env = cls._from_lines(np.array(losses), np.array(ds), np.array(cs))
+        # The result is symmetric: keep the edges with L >= 0, whose larger mass p was measured near the
+        # top (accurate when small), and mirror them, so δ(∞) and the mass at -inf agree exactly.
+        pos = env._loss > 0
+        zero = env._loss == 0
+        total = np.logaddexp.reduce(np.concatenate(
+            [[env._log_p_inf], env._log_p[pos], env._log_p[zero], env._log_q[pos]]))
+        if not abs(math.expm1(total)) <= MASS_SUM_RTOL:
+            return env   # ε within rounding of 0 left the two halves unmatched: keep the envelope
+        return cls.from_log_masses(
+            np.concatenate([env._loss[pos], env._loss[zero], -env._loss[pos][::-1]]),
+            np.concatenate([env._log_p[pos], env._log_p[zero], env._log_q[pos][::-1]]),
+            np.concatenate([env._log_q[pos], env._log_q[zero], env._log_p[pos][::-1]]),
+            log_p_inf=env._log_p_inf, log_q_ninf=env._log_p_inf, check_total=False)
 
     @classmethod
     def from_vertices(cls, points: Iterable[Sequence[float]]) -> PrivacyRegion:
@@ -444,9 +457,15 @@ class PrivacyRegion:
         # δ(ε) is continuous and non-increasing and reaches p_inf at the largest loss: bracket the
         # answer between two consecutive losses (exact values), then bisect keeping δ(hi) <= delta.
         cand = np.concatenate(([0.0], np.sort(self._loss[self._loss > 0])))
-        vals = self._log_delta_unchecked(cand)
-        j = int(np.argmax(vals <= log_dlt))
-        lo, hi = float(cand[j - 1]), float(cand[j])
+        # Binary search for the first candidate with δ <= delta (δ is non-increasing): O(n log n).
+        lo_i, hi_i = 0, cand.size - 1          # δ(cand[0]) > delta >= δ(cand[-1]) = p_inf
+        while hi_i - lo_i > 1:
+            mid_i = (lo_i + hi_i) // 2
+            if self._log_delta_unchecked(cand[mid_i:mid_i + 1])[0] <= log_dlt:
+                hi_i = mid_i
+            else:
+                lo_i = mid_i
+        lo, hi = float(cand[lo_i]), float(cand[hi_i])
         while True:
             mid = 0.5 * (lo + hi)
             if mid in (lo, hi):

@@ -12,12 +12,7 @@ from hypothesis import strategies as st
 from lpdp import ParameterError, PrivacyRegion, SolverError
 from lpdp.lp import IntersectionLP, is_subset
 from tests.strategies import constraint_lists
-
-# Well-conditioned random instances: ε on a 0.01 grid, so distinct lines are never nearly parallel
-# (near-parallel ones are covered by test_near_parallel_constraints_raise_or_agree).
-grid_constraint = st.tuples(st.integers(0, 400).map(lambda i: i / 100),
-                            st.integers(0, 600).map(lambda i: i / 1000))
-grid_lists = st.lists(grid_constraint, min_size=1, max_size=4)
+from tests.strategies import grid_constraint_lists as grid_lists
 
 EPS = np.array([0.0, 0.3, 0.8, 1.5, 3.0])
 

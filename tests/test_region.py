@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from lpdp import ParameterError, PrivacyRegion
 from lpdp.testing import assert_regions_equal
 from tests.oracles import support_delta_from_vertices
-from tests.strategies import constraint, constraint_lists, deltas, epsilons
+from tests.strategies import constraint, constraint_lists, deltas, epsilons, grid_constraint_lists
 
 GRID = np.linspace(0.0, 5.0, 201)
 
@@ -76,7 +76,7 @@ def test_intersection_delta_is_min_of_constraints_at_their_epsilons(pairs):
         assert r.delta(e) <= d + 1e-12
 
 
-@given(constraint_lists, constraint_lists)
+@given(grid_constraint_lists, grid_constraint_lists)
 def test_intersect_equals_from_constraints_of_union(a, b):
     left = PrivacyRegion.from_constraints(a).intersect(PrivacyRegion.from_constraints(b))
     assert_regions_equal(left, PrivacyRegion.from_constraints(a + b), rtol=1e-9, atol=1e-13,
@@ -230,7 +230,7 @@ def test_intersection_with_huge_and_very_negative_losses():
     assert_regions_equal(h.intersect(weak), h, eps=grid, rtol=1e-12, boundary_atol=1e-12)
 
 
-@given(constraint_lists, constraint_lists)
+@given(grid_constraint_lists, grid_constraint_lists)
 def test_intersection_is_below_both_and_tight_at_their_edges(a, b):
     ra, rb = PrivacyRegion.from_constraints(a), PrivacyRegion.from_constraints(b)
     r = ra.intersect(rb)
