@@ -153,3 +153,15 @@ def test_three_constraints_use_the_n_constraint_theorem(capsys):
     q = np.exp(np.concatenate([[-np.inf], r.log_q, [r.log_q_ninf]]))
     expected = brute_force_delta(p, q, 3, np.array([0.5, 1.5]))
     np.testing.assert_allclose([d for _, d in doc["delta_at"]], expected, rtol=1e-9)
+
+
+def test_step_gives_the_same_exact_region_for_three_constraints(capsys):
+    pairs = [(0.3, 0.0), (0.2, 0.01), (0.1, 0.05)]
+    base = ["compose", *[a for e, d in pairs for a in ("--dp", f"{e},{d}")], "-k", "6", "--at", "0.2", "1",
+            "--json"]
+    assert main(base) == 0
+    plain = json.loads(capsys.readouterr().out)
+    assert main([*base, "--step", "0.1"]) == 0
+    stepped = json.loads(capsys.readouterr().out)
+    np.testing.assert_allclose([d for _, d in stepped["delta_at"]], [d for _, d in plain["delta_at"]],
+                               rtol=1e-10)

@@ -59,14 +59,15 @@ def _constraints(texts: list[str]) -> list[tuple[float, float]]:
     return pairs
 
 
-def _composer(pairs: list[tuple[float, float]], method: str) -> Callable[[int], PrivacyRegion]:
+def _composer(pairs: list[tuple[float, float]], method: str, step: float | None = None
+              ) -> Callable[[int], PrivacyRegion]:
     """k -> region: Kairouz for one constraint, ``double_dp`` for two, ``multi`` (spec §7) for more."""
     from lpdp.compose import double_dp, homogeneous, multi
 
     if len(pairs) == 1:
         return lambda k: homogeneous(*pairs[0], k)
     if len(pairs) > 2:
-        return lambda k: multi(pairs, k)
+        return lambda k: multi(pairs, k, step=step)
     return lambda k: double_dp(pairs[0], pairs[1], k, method=method)
 
 
@@ -108,14 +109,16 @@ def _dp(args: argparse.Namespace, at: list[float], for_delta: list[float]
     if args.max_k_within is not None:
         eps, dlt = parse_pair(args.max_k_within, "--max-k-within")
         k_max = _parse_int(args.k_max, "--k-max")
-        found = {m: max_k_within(_composer(pairs, m), eps, dlt, k_max=k_max) for m in compared}
+        found = {m: max_k_within(_composer(pairs, m, args.step), eps, dlt, k_max=k_max) for m in compared}
         payload["max_k_within"] = {"epsilon": eps, "delta": dlt, "k_max": k_max, "k": found}
         lines += [f"largest k within (eps={eps:g}, delta={dlt:g}) by {m}: {n}"
                   + (" (or more: raise --k-max)" if n == k_max else "") for m, n in found.items()]
         k = k if k is not None else max(found[name], 1)
     if k is None:
         raise ParameterError("-k: the number of compositions is required (or use --max-k-within)")
-    region = _composer(pairs, method)(k)
+    if args.step is not None and len(pairs) < 3:
+        raise ParameterError(f"--step {args.step}: only used with three or more --dp constraints")
+    region = _composer(pairs, method, args.step)(k)
     payload["k"] = k
     label = f"{k}-fold " + " ∩ ".join(f"R({e:g}, {d:g})" for e, d in pairs) + \
         ("" if len(pairs) == 1 else f" [{method}]")
@@ -169,5 +172,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-k-within", metavar="EPS,DELTA",
                    help="largest k whose composition is (EPS, DELTA)-DP")
     p.add_argument("--k-max", default="2000", metavar="N", help="search limit for --max-k-within")
+    p.add_argument("--step", type=float, metavar="DELTA_EPS",
+                   help="with 3+ --dp: a common lattice step dividing every eps (fast exact route)")
     add_output_options(p)
     p.set_defaults(func=_handle)
