@@ -116,14 +116,9 @@ def run_bracket(params: dict[str, Any]) -> ScenarioOutput:
         f"({e:.5g}, {d:.5g})" for e, d in first.above.constraints))
 
     def draw(ax: Any) -> None:
-        from lpdp.plot import regions as draw_regions
+        from lpdp.plot import region_panels
 
-        fig = ax.figure
-        fig.clear()
-        axes = fig.subplots(1, len(panels), squeeze=False)[0]
-        for axis, (k, regions) in zip(axes, panels.items(), strict=True):
-            draw_regions(list(regions.values()), labels=[f"{name}, k={k}" for name in regions], ax=axis,
-                         styles=[_STYLES[name] for name in regions])
+        region_panels(panels, ax, labels=lambda k, name: f"{name}, k={k}", styles=_STYLES)
 
     return ScenarioOutput(payload=payload, summary=summary, plot=draw, figsize=(6.0 * len(panels), 6.0))
 
