@@ -13,7 +13,15 @@ from lpdp.filters.baselines import (
     gaussian_delta,
     gaussian_epsilon,
 )
-from lpdp.filters.mechanisms import (
+from lpdp.filters.params import FilterParameters, check_budget, optimal_parameters
+from lpdp.filters.realisation import (
+    NaiveBayesianFilter,
+    RealisationFilter,
+    StoppingRule,
+    UnionBoundFilter,
+)
+from lpdp.filters.simulate import Comparison, SurvivalCurve, gaussian_comparison, survival
+from lpdp.mechanisms import (
     FiniteMechanism,
     GaussianMechanism,
     LaplaceMechanism,
@@ -24,14 +32,6 @@ from lpdp.filters.mechanisms import (
     mechanism_from_dict,
     randomised_response,
 )
-from lpdp.filters.params import FilterParameters, check_budget, optimal_parameters
-from lpdp.filters.realisation import (
-    NaiveBayesianFilter,
-    RealisationFilter,
-    StoppingRule,
-    UnionBoundFilter,
-)
-from lpdp.filters.simulate import Comparison, SurvivalCurve, gaussian_comparison, survival
 
 __all__ = [
     "Mechanism",

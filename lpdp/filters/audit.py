@@ -25,14 +25,14 @@ from scipy import special, stats
 
 from lpdp._validate import check_int, check_probability
 from lpdp.errors import ParameterError
-from lpdp.filters.mechanisms import (
+from lpdp.filters.realisation import LOSS_TIE_TOL, StoppingRule, within
+from lpdp.mechanisms import (
     FiniteMechanism,
     GaussianMechanism,
     Mechanism,
     Request,
     pair_increments,
 )
-from lpdp.filters.realisation import LOSS_TIE_TOL, StoppingRule, within
 
 __all__ = ["AuditResult", "PairAudit", "audit", "rule_audit"]
 

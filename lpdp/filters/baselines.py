@@ -20,8 +20,8 @@ from scipy import optimize, special
 
 from lpdp._validate import check_delta, check_epsilon, check_positive
 from lpdp.errors import ParameterError
-from lpdp.filters.mechanisms import GaussianMechanism, Mechanism, Request
 from lpdp.filters.realisation import Step, StoppingRule, _Filter
+from lpdp.mechanisms import GaussianMechanism, Mechanism, Request
 
 __all__ = [
     "gaussian_delta",

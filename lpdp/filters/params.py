@@ -17,7 +17,7 @@ from scipy import optimize
 
 from lpdp._validate import check_delta, check_epsilon, check_int, check_probability
 from lpdp.errors import ParameterError
-from lpdp.filters.mechanisms import FiniteMechanism, GaussianMechanism, Mechanism
+from lpdp.mechanisms import FiniteMechanism, GaussianMechanism, Mechanism
 
 __all__ = ["FilterParameters", "optimal_parameters", "check_budget"]
 

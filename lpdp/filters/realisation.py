@@ -22,8 +22,8 @@ import numpy as np
 from lpdp._validate import check_delta, check_epsilon, check_int, check_probability
 from lpdp._version import __version__
 from lpdp.errors import BudgetExhaustedError, LpdpError, ParameterError
-from lpdp.filters.mechanisms import Mechanism, Request, mechanism_from_dict
 from lpdp.filters.params import check_budget
+from lpdp.mechanisms import Mechanism, Request, mechanism_from_dict
 
 __all__ = [
     "StoppingRule",

@@ -19,9 +19,9 @@ from lpdp._validate import check_int
 from lpdp.errors import ParameterError
 from lpdp.filters.audit import _simulate, rule_audit
 from lpdp.filters.baselines import Baseline, _MechanismLevelFilter, gaussian_baselines
-from lpdp.filters.mechanisms import GaussianMechanism, Mechanism, Request
 from lpdp.filters.params import FilterParameters, optimal_parameters
 from lpdp.filters.realisation import RealisationFilter, UnionBoundFilter
+from lpdp.mechanisms import GaussianMechanism, Mechanism, Request
 
 __all__ = ["SurvivalCurve", "survival", "Comparison", "gaussian_comparison", "plot_comparison"]
 
