@@ -1,8 +1,25 @@
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile("ci", max_examples=40, deadline=None, derandomize=True,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("dev", max_examples=100, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+#: ``LPDP_DEEP=1`` (or ``pytest --deep``) runs the slow checks marked ``@pytest.mark.deep``.
+DEEP_ENV = "LPDP_DEEP"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--deep", action="store_true", help="also run the slow checks marked deep")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--deep") or os.environ.get(DEEP_ENV) == "1":
+        return
+    skip = pytest.mark.skip(reason=f"deep profile: run with --deep or {DEEP_ENV}=1")
+    for item in items:
+        if "deep" in item.keywords:
+            item.add_marker(skip)
