@@ -12,6 +12,7 @@ __all__ = [
     "SolverError",
     "BudgetExhaustedError",
     "ScenarioError",
+    "InternalError",
 ]
 
 
@@ -33,3 +34,7 @@ class BudgetExhaustedError(LpdpError, RuntimeError):
 
 class ScenarioError(LpdpError, ValueError):
     """A scenario file is malformed (the message names the file, the key and the problem)."""
+
+
+class InternalError(LpdpError, RuntimeError):
+    """An internal consistency check failed: a defect in lpdp, not the user's input (please report it)."""
