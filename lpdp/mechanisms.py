@@ -1,4 +1,21 @@
-"""Mechanisms a privacy filter can run, described by their one-step privacy-loss laws.
+"""The one mechanism vocabulary: what the accountant composes and what a privacy filter runs.
+
+Every mechanism the accountant takes (:class:`lpdp.Accountant`) says how it is dominated:
+
+* ``region()``: the exact :class:`~lpdp.PrivacyRegion` of a finite dominating pair (finite mechanisms,
+  randomized response, (ε, δ) constraints, pure ε, any region); continuous mechanisms raise;
+* ``tradeoff()``: the symmetric trade-off function (Gaussian ``G_μ``, Laplace, any symmetric f);
+* ``loss_law(reverse=False)``: the :class:`~lpdp.pld.LossLaw` of its dominating pair (P, Q), or of (Q, P)
+  with ``reverse=True`` (equal for symmetric mechanisms: ``is_symmetric``);
+* ``is_finite``: whether ``region()`` is available (the accountant composes those exactly).
+
+Constructors: :class:`GaussianMechanism` (σ, sensitivity), :class:`LaplaceMechanism` (scale, sensitivity),
+:func:`randomized_response` (categories, ε), :meth:`FiniteMechanism.from_pair` (the output distributions
+on a neighbouring pair), :class:`DPMechanism` (several (ε, δ) guarantees at once), :func:`pure` (pure ε),
+:class:`RegionMechanism` (any symmetric region), :class:`TradeoffMechanism` (any symmetric trade-off
+function).
+
+A privacy filter (:mod:`lpdp.filters`) sees the same objects through their one-step loss laws.
 
 A filter needs, for an ordered neighbouring pair ``(x, x')`` and a request, the law of the output and the
 law of the one-step privacy loss ``L = log P_x(Y) / P_x'(Y)`` with ``Y ~ P_x`` (spec filter.md §1). A
@@ -12,7 +29,9 @@ only sees inputs. Every mechanism gives
   (spec filter.md §3, Prop. 1), never an interpolated quantile.
 
 History dependence is carried by the (mechanism, request) the analyst submits at each step: the law of
-``y_i`` given the past is the mechanism submitted for step ``i``.
+``y_i`` given the past is the mechanism submitted for step ``i``. Finite mechanisms built from a region
+(:class:`DPMechanism`, :class:`RegionMechanism`) run in a filter on their dominating pair: inputs ``0`` (P)
+and ``1`` (Q), one output per edge of the region.
 """
 
 from __future__ import annotations
@@ -20,15 +39,27 @@ from __future__ import annotations
 import math
 import zlib
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from scipy import special, stats
 
-from lpdp._validate import check_epsilon, check_int, check_positive, check_probability, check_weights
+from lpdp._validate import (
+    check_delta,
+    check_epsilon,
+    check_int,
+    check_positive,
+    check_probability,
+    check_weights,
+)
 from lpdp.errors import ParameterError
+from lpdp.pld import LossLaw
+from lpdp.region import PrivacyRegion
+from lpdp.tradeoff import TradeoffFunction, gaussian_delta
+from lpdp.tradeoff import gaussian as gaussian_tradeoff
+from lpdp.tradeoff import laplace as laplace_tradeoff
 
 __all__ = [
     "Mechanism",
@@ -37,7 +68,11 @@ __all__ = [
     "LaplaceMechanism",
     "FiniteMechanism",
     "SampledMechanism",
-    "randomised_response",
+    "DPMechanism",
+    "RegionMechanism",
+    "TradeoffMechanism",
+    "randomized_response",
+    "pure",
     "binary_erasure",
     "mechanism_from_dict",
     "pair_increments",
@@ -81,6 +116,29 @@ class Mechanism(ABC):
     @abstractmethod
     def to_dict(self) -> dict[str, Any]:
         """Plain data from which :func:`mechanism_from_dict` rebuilds the mechanism."""
+
+    # ------------------------------------------------------------------ accountant face
+    @property
+    def is_finite(self) -> bool:
+        """Whether the mechanism has a finite dominating pair (:meth:`region` works)."""
+        return False
+
+    @property
+    def is_symmetric(self) -> bool:
+        """Whether its dominating pair (P, Q) is its own mirror, so both orders have one loss law."""
+        return True
+
+    def region(self) -> PrivacyRegion:
+        """The exact region of the mechanism's finite dominating pair (P, Q) (``δ(ε) = H_{e^ε}(P||Q)``)."""
+        raise ParameterError(f"{self!r}: has no finite dominating pair (use tradeoff() or loss_law())")
+
+    def tradeoff(self) -> TradeoffFunction:
+        """The symmetric trade-off function of the mechanism (f-DP, Dong, Roth and Su, 2022)."""
+        raise ParameterError(f"{self!r}: has no closed-form trade-off function (use region())")
+
+    def loss_law(self, reverse: bool = False) -> LossLaw:
+        """Law of the privacy loss of the dominating pair: of (P, Q), or of (Q, P) when ``reverse``."""
+        raise ParameterError(f"{self!r}: its privacy-loss law is not known in closed form")
 
     def sample_losses(self, value: Any, pairs: Sequence[tuple[Any, Any]], rng: np.random.Generator,
                       size: tuple[int, ...]) -> np.ndarray:
@@ -218,6 +276,40 @@ class GaussianMechanism(Mechanism):
     def to_dict(self) -> dict[str, Any]:
         return {"type": "gaussian", "sigma": self.sigma, "sensitivity": self.sensitivity}
 
+    def tradeoff(self) -> TradeoffFunction:
+        """``G_μ`` with ``μ = sensitivity/σ`` (Dong, Roth and Su, 2022, Theorem 2.7)."""
+        return gaussian_tradeoff(self.mu)
+
+    def delta(self, epsilon: float | np.ndarray) -> float | np.ndarray:
+        """Tight ``δ(ε)`` of one release (Balle and Wang, 2018, Theorem 8), vectorised.
+
+        Examples
+        --------
+        >>> round(float(GaussianMechanism(1.0).delta(1.0)), 6)
+        0.126937
+        """
+        return gaussian_delta(epsilon, self.mu)
+
+    def loss_law(self, reverse: bool = False) -> LossLaw:
+        """``L ~ N(μ²/2, μ²)`` in both orders (the pair N(Δ, σ²), N(0, σ²) is symmetric).
+
+        Examples
+        --------
+        >>> law = GaussianMechanism(1.0).loss_law()
+        >>> round(float(np.exp(law.log_sf(np.array([0.5])))[0]), 6)   # P(N(1/2, 1) > 1/2)
+        0.5
+        """
+        mu = self.mu
+        half = mu * mu / 2.0
+
+        def log_sf(c: np.ndarray) -> np.ndarray:
+            return special.log_ndtr((half - np.asarray(c, dtype=float)) / mu)
+
+        def log_cdf(c: np.ndarray) -> np.ndarray:
+            return special.log_ndtr((np.asarray(c, dtype=float) - half) / mu)
+
+        return LossLaw(log_sf=log_sf, log_cdf=log_cdf)
+
 
 @dataclass(frozen=True)
 class LaplaceMechanism(Mechanism):
@@ -275,6 +367,38 @@ class LaplaceMechanism(Mechanism):
     def to_dict(self) -> dict[str, Any]:
         return {"type": "laplace", "scale": self.scale, "sensitivity": self.sensitivity}
 
+    def tradeoff(self) -> TradeoffFunction:
+        """The exact Laplace trade-off function with ``ε = sensitivity/scale`` (Dong, Roth and Su)."""
+        return laplace_tradeoff(self.scale / self.sensitivity)
+
+    def loss_law(self, reverse: bool = False) -> LossLaw:
+        """Atoms ``r`` (mass 1/2) and ``-r`` (mass ``e^{-r}/2``), ``r = sensitivity/scale``, and between
+        them a continuous part with ``P(L > c) = (1 - e^{(c - r)/2})/2``; the same in both orders.
+
+        Examples
+        --------
+        >>> law = LaplaceMechanism(1.0).loss_law()
+        >>> law.losses.tolist(), np.exp(law.log_p).round(6).tolist()
+        ([1.0, -1.0], [0.5, 0.18394])
+        >>> round(float(np.exp(law.log_sf(np.array([-1.0])))[0] * 2), 6)   # 1 - e^{-1}
+        0.632121
+        """
+        r = self.sensitivity / self.scale
+        log_half = -math.log(2.0)
+
+        def log_sf(c: np.ndarray) -> np.ndarray:
+            c = np.clip(np.asarray(c, dtype=float), -r, r)
+            with np.errstate(divide="ignore"):
+                return log_half + np.log(-np.expm1((c - r) / 2.0))
+
+        def log_cdf(c: np.ndarray) -> np.ndarray:
+            c = np.clip(np.asarray(c, dtype=float), -r, r)
+            with np.errstate(divide="ignore"):
+                return log_half - r + np.log(np.expm1((c + r) / 2.0))
+
+        return LossLaw(np.array([r, -r]), np.array([log_half, log_half - r]), log_sf=log_sf,
+                       log_cdf=log_cdf, support=(-r, r))
+
 
 @dataclass(frozen=True)
 class FiniteMechanism(Mechanism):
@@ -286,9 +410,13 @@ class FiniteMechanism(Mechanism):
         ``input -> probabilities`` of the outputs (each row non-negative, summing to 1).
     outputs : sequence, optional
         Output labels (JSON scalars); default ``0 .. K-1``.
+    pair : (input, input), optional
+        The neighbouring pair the accountant composes (:meth:`region`, :meth:`loss_law`); default: the
+        two inputs when the table has exactly two rows.
 
     The loss law of a pair is an exact PMF (:meth:`loss_pmf`); outputs impossible under ``other`` give
-    the atom ``+inf``.
+    the atom ``+inf``. :meth:`from_pair` builds the mechanism from the output distributions on one
+    neighbouring pair.
 
     Examples
     --------
@@ -304,9 +432,12 @@ class FiniteMechanism(Mechanism):
     _index: dict[Hashable, int] = field(default_factory=dict, init=False, repr=False, compare=False,
                                         hash=False)
     _plain_labels: bool = field(default=True, init=False, repr=False, compare=False, hash=False)
+    _pair: tuple[Hashable, Hashable] | None = field(default=None, init=False, repr=False, compare=False,
+                                                    hash=False)
 
     def __init__(self, table: Mapping[Hashable, Sequence[float]],
-                 outputs: Sequence[Hashable] | None = None) -> None:
+                 outputs: Sequence[Hashable] | None = None, *,
+                 pair: tuple[Hashable, Hashable] | None = None) -> None:
         if len(table) == 0:
             raise ParameterError("table={}: at least one input row is needed")
         rows = {v: check_weights(p, name=f"table[{v!r}]") for v, p in table.items()}
@@ -322,6 +453,62 @@ class FiniteMechanism(Mechanism):
         object.__setattr__(self, "_rows", rows)
         object.__setattr__(self, "_index", {y: i for i, y in enumerate(labels)})
         object.__setattr__(self, "_plain_labels", labels == tuple(range(k)))
+        if pair is None and len(rows) == 2:
+            pair = tuple(rows)
+        if pair is not None:
+            if not (isinstance(pair, tuple | list) and len(pair) == 2 and pair[0] != pair[1]):
+                raise ParameterError(f"pair={pair!r}: must be two different inputs of the table")
+            for v in pair:
+                self._row(v)
+            pair = (pair[0], pair[1])
+        object.__setattr__(self, "_pair", pair)
+
+    @classmethod
+    def from_pair(cls, p: Sequence[float], q: Sequence[float]) -> FiniteMechanism:
+        """The mechanism with output distribution ``p`` on one input and ``q`` on its neighbour.
+
+        Inputs are ``0`` (``p``) and ``1`` (``q``); outputs ``0 .. K-1``.
+
+        Examples
+        --------
+        >>> m = FiniteMechanism.from_pair([0.5, 0.3, 0.2], [0.2, 0.3, 0.5])
+        >>> round(float(m.region().delta(0.0)), 6), m.is_symmetric
+        (0.3, True)
+        """
+        return cls({0: p, 1: q})
+
+    @property
+    def pair(self) -> tuple[Hashable, Hashable]:
+        """The neighbouring pair ``(value, other)`` the accountant composes."""
+        if self._pair is None:
+            raise ParameterError(f"pair=None: a table with {len(self._rows)} inputs needs the neighbouring "
+                                 "pair to account for, e.g. FiniteMechanism(table, pair=(0, 1))")
+        return self._pair
+
+    @property
+    def is_finite(self) -> bool:
+        return True
+
+    @property
+    def is_symmetric(self) -> bool:
+        return self.region().is_symmetric
+
+    def region(self) -> PrivacyRegion:
+        """The exact region of the pair ``(P, Q) = (row[value], row[other])`` of :attr:`pair`."""
+        a, b = self.pair
+        return PrivacyRegion.from_pair(self._rows[a], self._rows[b])
+
+    def loss_law(self, reverse: bool = False) -> LossLaw:
+        """The exact (discrete) loss law of :attr:`pair`, or of the reversed pair.
+
+        Examples
+        --------
+        >>> law = FiniteMechanism.from_pair([0.5, 0.5, 0.0], [0.25, 0.5, 0.25]).loss_law()
+        >>> law.losses.tolist(), np.exp(law.log_p).tolist()
+        ([0.6931471805599453, 0.0], [0.5, 0.5])
+        """
+        a, b = self.pair[::-1] if reverse else self.pair
+        return _region_law(PrivacyRegion.from_pair(self._rows[a], self._rows[b]))
 
     def _row(self, value: Any) -> np.ndarray:
         try:
@@ -399,25 +586,36 @@ class FiniteMechanism(Mechanism):
         return best
 
     def to_dict(self) -> dict[str, Any]:
-        return {"type": "finite", "table": [[v, list(p)] for v, p in self.table],
-                "outputs": list(self.outputs)}
+        out = {"type": "finite", "table": [[v, list(p)] for v, p in self.table],
+               "outputs": list(self.outputs)}
+        if self._pair is not None and len(self.table) > 2:
+            out["pair"] = list(self._pair)
+        return out
 
 
-def randomised_response(k: int, epsilon0: float) -> FiniteMechanism:
-    """k-ary randomised response: report the input with probability ``e^ε0 / (e^ε0 + k - 1)``, else one
-    of the other ``k - 1`` values uniformly. Inputs and outputs are ``0 .. k-1``.
+def _region_law(region: PrivacyRegion) -> LossLaw:
+    """The discrete loss law under P of a region's dominating pair."""
+    return LossLaw(np.array(region.losses), np.array(region.log_p), region.log_p_inf)
+
+
+def randomized_response(categories: int, epsilon: float) -> FiniteMechanism:
+    """k-ary randomized response: report the input with probability ``e^ε / (e^ε + k - 1)``, else one
+    of the other ``k - 1`` values uniformly (Warner, 1965; Kairouz, Oh and Viswanath, 2016). Inputs and
+    outputs are ``0 .. k-1``; every pair of inputs is alike, and the accountant uses ``(0, 1)``.
 
     Examples
     --------
-    >>> m = randomised_response(2, math.log(3.0))
+    >>> m = randomized_response(2, math.log(3.0))
     >>> m.probabilities(0)
     array([0.75, 0.25])
+    >>> round(float(randomized_response(4, 0.7).region().delta(0.7)), 12)
+    0.0
     """
-    k = check_int(k, "k", minimum=2)
-    epsilon0 = check_epsilon(epsilon0, "epsilon0")
-    keep = 1.0 / (1.0 + (k - 1) * math.exp(-epsilon0))
+    k = check_int(categories, "categories", minimum=2)
+    epsilon = check_epsilon(epsilon, "epsilon")
+    keep = 1.0 / (1.0 + (k - 1) * math.exp(-epsilon))
     other = (1.0 - keep) / (k - 1)
-    return FiniteMechanism({v: [keep if y == v else other for y in range(k)] for v in range(k)})
+    return FiniteMechanism({v: [keep if y == v else other for y in range(k)] for v in range(k)}, pair=(0, 1))
 
 
 def binary_erasure(p: float) -> FiniteMechanism:
@@ -430,6 +628,189 @@ def binary_erasure(p: float) -> FiniteMechanism:
     """
     p = check_probability(p, "p")
     return FiniteMechanism({0: [p, 0.0, 1.0 - p], 1: [0.0, p, 1.0 - p]}, outputs=(0, 1, "?"))
+
+
+def _log_or_none(x: float) -> float | None:
+    return None if x == -math.inf else float(x)
+
+
+class RegionMechanism(FiniteMechanism):
+    """The mechanism of any :class:`~lpdp.PrivacyRegion`: its finite dominating pair.
+
+    :meth:`region` returns the region itself (exact log masses). As a filter mechanism it has inputs
+    ``0`` (P) and ``1`` (Q) and one output per edge (plus the outputs of loss ``±inf``), with the masses
+    rounded to floats.
+
+    Examples
+    --------
+    >>> from lpdp import PrivacyRegion
+    >>> m = RegionMechanism(PrivacyRegion.from_dp(1.0, 0.1))
+    >>> m.probabilities(0).round(6).tolist()
+    [0.1, 0.657953, 0.242047, 0.0]
+    >>> round(m.region().delta(1.0), 12)
+    0.1
+    """
+
+    def __init__(self, region: PrivacyRegion) -> None:
+        if not isinstance(region, PrivacyRegion):
+            raise ParameterError(f"region={region!r}: must be a PrivacyRegion")
+        p = np.concatenate(([math.exp(region.log_p_inf)], np.exp(region.log_p), [0.0]))
+        q = np.concatenate(([0.0], np.exp(region.log_q), [math.exp(region.log_q_ninf)]))
+        used = (p > 0) | (q > 0)
+        p, q = p[used], q[used]
+        super().__init__({0: (p / p.sum()).tolist(), 1: (q / q.sum()).tolist()})
+        object.__setattr__(self, "_region", region)
+
+    def __repr__(self) -> str:
+        return f"RegionMechanism({self._region!r})"
+
+    def region(self) -> PrivacyRegion:
+        return self._region
+
+    def loss_law(self, reverse: bool = False) -> LossLaw:
+        r = self._region
+        if not reverse:
+            return _region_law(r)
+        return LossLaw(-r.losses[::-1], np.array(r.log_q[::-1]), r.log_q_ninf)
+
+    def to_dict(self) -> dict[str, Any]:
+        r = self._region
+        return {"type": "region", "losses": r.losses.tolist(), "log_p": r.log_p.tolist(),
+                "log_q": r.log_q.tolist(), "log_p_inf": _log_or_none(r.log_p_inf),
+                "log_q_ninf": _log_or_none(r.log_q_ninf)}
+
+
+class DPMechanism(RegionMechanism):
+    """A mechanism meeting several (ε, δ) guarantees at once: its dominating pair is the pair of the
+    region ``∩_j R(ε_j, δ_j)`` (Kairouz, Oh and Viswanath, 2017, Theorem 2.1, and its intersection form).
+
+    Parameters
+    ----------
+    constraints : iterable of (float, float)
+        The ``(ε_j, δ_j)`` pairs (at least one); ``[(ε, 0)]`` is pure ε-DP (:func:`pure`).
+
+    Examples
+    --------
+    >>> m = DPMechanism([(1.0, 0.0), (0.5, 0.1)])
+    >>> m.constraints
+    ((1.0, 0.0), (0.5, 0.1))
+    >>> round(float(m.region().delta(0.5)), 6)
+    0.1
+    """
+
+    def __init__(self, constraints: Iterable[tuple[float, float]]) -> None:
+        pairs = []
+        for i, pair in enumerate(list(constraints)):
+            try:
+                e, d = pair
+            except (TypeError, ValueError):
+                raise ParameterError(f"constraints[{i}]={pair!r}: must be an (epsilon, delta) pair") from None
+            pairs.append((check_epsilon(e, f"constraints[{i}].epsilon"),
+                          check_delta(d, f"constraints[{i}].delta")))
+        super().__init__(PrivacyRegion.from_constraints(pairs))
+        object.__setattr__(self, "constraints", tuple(pairs))
+
+    def __repr__(self) -> str:
+        return f"DPMechanism({list(self.constraints)!r})"
+
+    @property
+    def is_symmetric(self) -> bool:
+        return True
+
+    @property
+    def is_pure(self) -> bool:
+        """Whether the mechanism is given by one pure constraint ``(ε, 0)``."""
+        return len(self.constraints) == 1 and self.constraints[0][1] == 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "dp", "constraints": [list(c) for c in self.constraints]}
+
+
+def pure(epsilon: float) -> DPMechanism:
+    """A pure ε-DP mechanism (its dominating pair is the ε binary randomized response).
+
+    Examples
+    --------
+    >>> pure(0.5)
+    DPMechanism([(0.5, 0.0)])
+    """
+    return DPMechanism([(check_epsilon(epsilon, "epsilon"), 0.0)])
+
+
+class TradeoffMechanism(Mechanism):
+    """A mechanism known by a symmetric trade-off function ``f`` (f-DP; Dong, Roth and Su, 2022).
+
+    Its dominating pair is ``Q = U[0, 1]`` and the P with ``T(P, Q) = f``. The accountant brackets its
+    compositions; filters cannot run it (no sampler): use a Gaussian, Laplace or finite mechanism there.
+
+    Examples
+    --------
+    >>> from lpdp.tradeoff import gaussian
+    >>> m = TradeoffMechanism(gaussian(1.0))
+    >>> round(float(m.tradeoff().delta(1.0)), 6)
+    0.126937
+    """
+
+    def __init__(self, f: TradeoffFunction) -> None:
+        if not isinstance(f, TradeoffFunction):
+            raise ParameterError(f"f={f!r}: must be a TradeoffFunction (lpdp.tradeoff.gaussian, laplace, "
+                                 "from_callable)")
+        self.f = f
+
+    def __repr__(self) -> str:
+        return f"TradeoffMechanism({self.f.name})"
+
+    def tradeoff(self) -> TradeoffFunction:
+        return self.f
+
+    def loss_law(self, reverse: bool = False) -> LossLaw:
+        """``P(L > c) = f(0) - f(t_c)`` and ``P(L <= c) = f(t_c)`` with ``f'(t_c) = -e^c`` (the tangent
+        point), plus the atom ``+inf`` of mass ``1 - f(0)``; the same in both orders (f is symmetric).
+        Numerical (bisection on ``f'``): exact loss atoms of a piecewise-linear f are spread over the
+        tangent points of its kinks.
+
+        Examples
+        --------
+        >>> from lpdp.tradeoff import gaussian
+        >>> law = TradeoffMechanism(gaussian(1.0)).loss_law()
+        >>> round(float(np.exp(law.log_sf(np.array([0.5])))[0]), 6)   # P(N(1/2, 1) > 1/2)
+        0.5
+        """
+        f = self.f
+        f0 = f.f0
+
+        def tangent(c: np.ndarray) -> np.ndarray:
+            return np.asarray(f.tangent_point(np.asarray(c, dtype=float)), dtype=float)
+
+        def log_sf(c: np.ndarray) -> np.ndarray:
+            with np.errstate(divide="ignore"):
+                return np.log(np.maximum(f0 - np.asarray(f(tangent(c))), 0.0))
+
+        def log_cdf(c: np.ndarray) -> np.ndarray:
+            with np.errstate(divide="ignore"):
+                return np.log(np.asarray(f(tangent(c))))
+
+        log_p_inf = math.log(1.0 - f0) if f0 < 1.0 else -math.inf
+        return LossLaw(log_p_inf=log_p_inf, log_sf=log_sf, log_cdf=log_cdf)
+
+    def _no_sampler(self) -> ParameterError:
+        return ParameterError(f"{self!r}: a trade-off mechanism has no sampler or densities; filters need "
+                              "a GaussianMechanism, LaplaceMechanism or finite mechanism")
+
+    def sample(self, value: Any, rng: np.random.Generator, size: int | None = None) -> Any:
+        raise self._no_sampler()
+
+    def log_density(self, y: Any, value: Any) -> Any:
+        raise self._no_sampler()
+
+    def loss_tail(self, c: float, value: Any, other: Any) -> float:
+        raise self._no_sampler()
+
+    def loss_quantile(self, a: float, value: Any, other: Any) -> float:
+        raise self._no_sampler()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "tradeoff", "name": self.f.name}
 
 
 class SampledMechanism(Mechanism):
@@ -533,11 +914,23 @@ def mechanism_from_dict(data: Mapping[str, Any],
     if kind == "laplace":
         return LaplaceMechanism(data["scale"], data["sensitivity"])
     if kind == "finite":
+        pair = data.get("pair")
         return FiniteMechanism({_hashable(v): p for v, p in data["table"]},
-                               [_hashable(y) for y in data["outputs"]])
-    if kind == "sampled":
+                               [_hashable(y) for y in data["outputs"]],
+                               pair=None if pair is None else tuple(_hashable(v) for v in pair))
+    if kind == "dp":
+        return DPMechanism([tuple(c) for c in data["constraints"]])
+    if kind == "region":
+        def log(x: float | None) -> float:
+            return -math.inf if x is None else float(x)
+
+        return RegionMechanism(PrivacyRegion.from_log_masses(
+            data["losses"], data["log_p"], data["log_q"], log_p_inf=log(data["log_p_inf"]),
+            log_q_ninf=log(data["log_q_ninf"]), check_total=False))
+    if kind in ("sampled", "tradeoff"):
         if named is None or data["name"] not in named:
-            raise ParameterError(f"mechanism {data['name']!r}: a sampled mechanism cannot be rebuilt "
+            raise ParameterError(f"mechanism {data['name']!r}: a {kind} mechanism cannot be rebuilt "
                                  "from data; pass it in `mechanisms={name: mechanism}`")
         return named[data["name"]]
-    raise ParameterError(f"mechanism type={kind!r}: must be one of gaussian, laplace, finite, sampled")
+    raise ParameterError(f"mechanism type={kind!r}: must be one of gaussian, laplace, finite, dp, region, "
+                         "tradeoff, sampled")

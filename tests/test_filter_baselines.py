@@ -123,7 +123,7 @@ def test_charged_reports_the_sums():
     (lambda: AdditiveFilter(6.0, 1e-3, 1.0).ask(LaplaceMechanism(1.0)), r"need a GaussianMechanism"),
     (lambda: gaussian_baselines(0.0, 6.0, 1e-3), r"sigma=0\.0"),
     (lambda: gaussian_baselines(2.0, 6.0, 0.0), r"delta=0\.0"),
-    (lambda: gaussian_delta(-1.0, 1.0), r"eps=-1\.0"),
+    (lambda: gaussian_delta(-1.0, 1.0), r"epsilon=-1\.0"),
     (lambda: gaussian_epsilon(1e-3, 0.0), r"mu=0\.0"),
 ])
 def test_bad_parameters_are_named(make, match):

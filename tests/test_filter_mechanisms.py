@@ -19,7 +19,7 @@ from lpdp.filters import (
     SampledMechanism,
     binary_erasure,
     mechanism_from_dict,
-    randomised_response,
+    randomized_response,
 )
 
 LEVELS = [0.0, 1e-9, 1e-4, 0.01, 0.1, 0.25, 0.5, 0.6, 0.75, 0.9, 0.99, 1.0]
@@ -52,7 +52,7 @@ def assert_generalised_inverse(mech, a, value, other, step=1e-7):
     (GaussianMechanism(0.7, sensitivity=2.0), 0.0, 1.5),
     (LaplaceMechanism(1.0), 1.0, 0.0),
     (LaplaceMechanism(0.5, sensitivity=3.0), 3.0, 0.0),
-    (randomised_response(3, 1.2), 0, 2),
+    (randomized_response(3, 1.2), 0, 2),
     (binary_erasure(0.3), 0, 1),
 ], ids=["gauss", "gauss-sens2", "laplace", "laplace-r6", "rr3", "erasure"])
 def test_tail_matches_monte_carlo_and_quantile_is_generalised_inverse(mech, value, other):
@@ -86,7 +86,7 @@ def test_laplace_atoms_are_not_interpolated():
 
 
 def test_finite_quantile_lands_on_atoms_and_handles_infinity():
-    rr = randomised_response(2, math.log(3.0))  # L = ln 3 w.p. 3/4, -ln 3 w.p. 1/4
+    rr = randomized_response(2, math.log(3.0))  # L = ln 3 w.p. 3/4, -ln 3 w.p. 1/4
     assert rr.loss_quantile(0.75, 0, 1) == pytest.approx(-math.log(3.0))
     assert rr.loss_quantile(0.7, 0, 1) == pytest.approx(math.log(3.0))
     er = binary_erasure(1e-3)  # L = +inf w.p. 1e-3, 0 otherwise
@@ -132,7 +132,7 @@ def test_sampled_mechanism_is_conservative_at_its_confidence():
 
 
 def test_round_trip_through_dict():
-    for m in [GaussianMechanism(2.0, 3.0), LaplaceMechanism(0.5), randomised_response(3, 1.0),
+    for m in [GaussianMechanism(2.0, 3.0), LaplaceMechanism(0.5), randomized_response(3, 1.0),
               binary_erasure(0.25)]:
         assert mechanism_from_dict(m.to_dict()) == m
     r = Request("q", {"a": 1.0, "b": 0.0})
@@ -144,8 +144,8 @@ def test_round_trip_through_dict():
     (lambda: GaussianMechanism(0.0), r"sigma=0\.0: must be finite and > 0"),
     (lambda: GaussianMechanism(1.0, sensitivity=-1), r"sensitivity=-1"),
     (lambda: LaplaceMechanism(-2.0), r"scale=-2\.0"),
-    (lambda: randomised_response(1, 1.0), r"k=1: must be an integer >= 2"),
-    (lambda: randomised_response(2, -1.0), r"epsilon0=-1\.0"),
+    (lambda: randomized_response(1, 1.0), r"categories=1: must be an integer >= 2"),
+    (lambda: randomized_response(2, -1.0), r"epsilon=-1\.0"),
     (lambda: binary_erasure(1.5), r"p=1\.5: must be in \[0, 1\]"),
     (lambda: FiniteMechanism({0: [0.5, 0.6]}), r"table\[0\].*must sum to 1"),
     (lambda: FiniteMechanism({0: [0.5, 0.5], 1: [1.0]}), r"different lengths"),
@@ -153,7 +153,7 @@ def test_round_trip_through_dict():
     (lambda: GaussianMechanism(1.0).loss_tail(0.0, 0.0, 2.0), r"sensitivity=1\.0"),
     (lambda: GaussianMechanism(1.0).loss_quantile(1.5, 0.0, 1.0), r"a=1\.5: must be in \[0, 1\]"),
     (lambda: Request("q", {0: 1})(5), r"request 'q': no input for database 5"),
-    (lambda: randomised_response(2, 1.0).log_density(7, 0), r"output 7: not one of"),
+    (lambda: randomized_response(2, 1.0).log_density(7, 0), r"output 7: not one of"),
     (lambda: mechanism_from_dict({"type": "sampled", "name": "s"}), r"mechanism 's'"),
     (lambda: mechanism_from_dict({"type": "nope"}), r"type='nope'"),
     (lambda: SampledMechanism(None, None, name="s", confidence=1.0), r"confidence=1\.0"),

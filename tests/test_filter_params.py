@@ -14,7 +14,7 @@ from lpdp.filters import (
     GaussianMechanism,
     LaplaceMechanism,
     optimal_parameters,
-    randomised_response,
+    randomized_response,
 )
 
 
@@ -62,8 +62,8 @@ def brute_offset(mech, d, t, inputs):
 
 
 @pytest.mark.parametrize("mech, inputs, n, delta", [
-    (randomised_response(2, 1.0), [(0, 1)], 10, 0.05),
-    (randomised_response(3, 0.7), [(0, 1), (0, 2), (1, 2)], 20, 0.1),
+    (randomized_response(2, 1.0), [(0, 1)], 10, 0.05),
+    (randomized_response(3, 0.7), [(0, 1), (0, 2), (1, 2)], 20, 0.1),
     (LaplaceMechanism(1.0), [(1.0, 0.0)], 10, 1e-3),
 ])
 def test_general_iid_optimum_beats_a_dense_grid(mech, inputs, n, delta):

@@ -23,7 +23,7 @@ from lpdp.filters import (
     UnionBoundFilter,
     binary_erasure,
     optimal_parameters,
-    randomised_response,
+    randomized_response,
 )
 
 PAIRS3 = [(0, 1), (0, 2), (1, 2)]
@@ -65,8 +65,8 @@ def random_table(rng, k=3, outputs=3):
 @given(st.integers(0, 2**32 - 1))
 def test_lookahead_equals_set_definition_with_adaptive_requests(seed):
     rng = np.random.default_rng(seed)
-    mechs = [randomised_response(3, float(rng.uniform(0.2, 1.5))), random_table(rng),
-             randomised_response(3, float(rng.uniform(0.2, 1.5)))]
+    mechs = [randomized_response(3, float(rng.uniform(0.2, 1.5))), random_table(rng),
+             randomized_response(3, float(rng.uniform(0.2, 1.5)))]
     eps = float(rng.uniform(1.0, 6.0))
     dtilde, theta = float(rng.uniform(0.0, 0.3)), float(rng.uniform(0.0, 0.04))
     f = RealisationFilter(eps, 0.5, 5, dtilde, theta, pairs=PAIRS3)
@@ -138,7 +138,7 @@ def test_first_release_threshold_and_small_epsilon():
 
 def test_tie_continues():
     # binary RR with ε0 = ln 3; ε = 3 ln 3, δ̃ below P(L = ln 3) and θ = 0 give κ = ln 3 exactly.
-    rr = randomised_response(2, math.log(3.0))
+    rr = randomized_response(2, math.log(3.0))
     eps = 3 * math.log(3.0)
     f = RealisationFilter(eps, 0.3, 5, 0.2, 0.0, pairs=[(0, 1)])
     assert f.ask(rr)

@@ -11,7 +11,7 @@ from lpdp.filters import (
     RealisationFilter,
     UnionBoundFilter,
     optimal_parameters,
-    randomised_response,
+    randomized_response,
 )
 from lpdp.filters.baselines import RenyiFilter
 from lpdp.filters.simulate import gaussian_comparison, survival
@@ -45,7 +45,7 @@ def test_agreement_at_epsilon_10():
 
 
 def test_exact_dp_survival_against_monte_carlo():
-    rr = randomised_response(2, 0.8)
+    rr = randomized_response(2, 0.8)
     f = UnionBoundFilter(3.0, 0.2, 12, pairs=[(0, 1)])
     exact = survival(f, rr)
     assert exact.method == "exact" and 2 < exact.expected_T < 11

@@ -30,7 +30,7 @@ from lpdp.mechanisms import (
     SampledMechanism,
     binary_erasure,
     mechanism_from_dict,
-    randomised_response,
+    randomized_response,
 )
 
 __all__ = [
@@ -40,7 +40,7 @@ __all__ = [
     "LaplaceMechanism",
     "FiniteMechanism",
     "SampledMechanism",
-    "randomised_response",
+    "randomized_response",
     "binary_erasure",
     "mechanism_from_dict",
     "FilterParameters",

@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import optimize, special
 
 from lpdp._validate import check_delta, check_epsilon, check_positive
 from lpdp.errors import ParameterError
 from lpdp.filters.realisation import Step, StoppingRule, _Filter
 from lpdp.mechanisms import GaussianMechanism, Mechanism, Request
+from lpdp.tradeoff import gaussian, gaussian_delta
 
 __all__ = [
     "gaussian_delta",
@@ -41,22 +41,8 @@ MAX_ROUNDS = 10**6
 RRUV_CONSTANT = 28.04
 
 
-def gaussian_delta(eps: float, mu: float) -> float:
-    """Balle–Wang: the exact δ at ``ε`` of the Gaussian mechanism with ``μ = sensitivity/σ``.
-
-    Examples
-    --------
-    >>> round(gaussian_delta(1.0, 1.0), 6)
-    0.126937
-    """
-    eps, mu = check_epsilon(eps, "eps"), check_positive(mu, "mu")
-    a = float(special.ndtr(-eps / mu + mu / 2.0))
-    b = math.exp(eps + float(special.log_ndtr(-eps / mu - mu / 2.0)))
-    return max(0.0, a - b)
-
-
 def gaussian_epsilon(delta: float, mu: float) -> float:
-    """The smallest ``ε >= 0`` with ``gaussian_delta(ε, μ) <= δ`` (bisection, rounded up).
+    """The smallest ``ε >= 0`` with ``gaussian_delta(ε, μ) <= δ`` (rounded up).
 
     Examples
     --------
@@ -64,17 +50,7 @@ def gaussian_epsilon(delta: float, mu: float) -> float:
     >>> gaussian_delta(e, 0.5) <= 1e-5
     True
     """
-    delta = check_delta(delta)
-    mu = check_positive(mu, "mu")
-    if gaussian_delta(0.0, mu) <= delta:
-        return 0.0
-    if delta == 0.0:
-        return math.inf
-    hi = mu * mu / 2.0 + mu * 40.0
-    e = optimize.brentq(lambda x: gaussian_delta(x, mu) - delta, 0.0, hi, xtol=1e-14, rtol=1e-14)
-    while gaussian_delta(e, mu) > delta:
-        e = math.nextafter(e, math.inf)
-    return e
+    return float(gaussian(check_positive(mu, "mu")).epsilon(check_delta(delta)))
 
 
 def _mu(mechanism: Mechanism) -> float:

@@ -36,7 +36,7 @@ TELEMETRY = {
                    check=lambda v: check_delta(v, allow_one=False)),
     "max_steps": Field("int", "N: at most this many reports per device", default=40,
                        check=lambda v: check_int(v, "max_steps")),
-    "rr_epsilon": Field("float", "epsilon0 of one randomised-response report", default=0.5,
+    "rr_epsilon": Field("float", "epsilon of one randomized-response report", default=0.5,
                         check=lambda v: check_positive(v, "rr_epsilon")),
     "gaussian_sigma": Field("float", "noise of one Gaussian indicator report", default=2.0,
                             check=lambda v: check_positive(v, "gaussian_sigma")),
@@ -56,12 +56,12 @@ def _telemetry(params: dict[str, Any]) -> ScenarioOutput:
         RealisationFilter,
         Request,
         optimal_parameters,
-        randomised_response,
+        randomized_response,
     )
 
     cats = params["categories"]
     k, n_max = len(cats), params["max_steps"]
-    rr = randomised_response(k, params["rr_epsilon"])
+    rr = randomized_response(k, params["rr_epsilon"])
     g = GaussianMechanism(params["gaussian_sigma"])
     report = Request("category", {c: i for i, c in enumerate(cats)})
     indicator = {c: Request(f"is-{c}", {d: float(d == c) for d in cats}) for c in cats}
