@@ -4,6 +4,7 @@ from lpdp._version import __version__
 from lpdp.errors import (
     BudgetExhaustedError,
     LpdpError,
+    OutputError,
     ParameterError,
     ScenarioError,
     SolverError,
@@ -20,4 +21,5 @@ __all__ = [
     "SolverError",
     "BudgetExhaustedError",
     "ScenarioError",
+    "OutputError",
 ]

@@ -13,6 +13,7 @@ __all__ = [
     "BudgetExhaustedError",
     "ScenarioError",
     "InternalError",
+    "OutputError",
 ]
 
 
@@ -38,3 +39,11 @@ class ScenarioError(LpdpError, ValueError):
 
 class InternalError(LpdpError, RuntimeError):
     """An internal consistency check failed: a defect in lpdp, not the user's input (please report it)."""
+
+
+class OutputError(LpdpError, OSError):
+    """An output file cannot be written where asked (missing folder, a directory, a symlink, no space...).
+
+    Raised before any work when the path can be checked up front; a write that fails midway leaves the
+    previous file intact (see :mod:`lpdp.export`).
+    """

@@ -99,13 +99,22 @@ def region_panels(panels: dict[Any, dict[str, Any]], ax: Any, *,
     return list(axes)
 
 
+#: File types :func:`save_figure` writes.
+PLOT_SUFFIXES = (".png", ".svg", ".pdf")
+
+
 def save_figure(draw: Callable[[Any], None], path: str | Path, *,
-                figsize: tuple[float, float] = (6.0, 6.0), title: str | None = None) -> Path:
+                figsize: tuple[float, float] = (6.0, 6.0), title: str | None = None,
+                option: str = "--plot") -> Path:
     """Make a figure, let ``draw(ax_or_fig)`` fill it, and save it to ``path`` (PNG, SVG or PDF).
 
     ``draw`` receives an Axes; a callback that wants several panels can use ``ax.figure``, clear it and
-    add its own subplots.
+    add its own subplots. The path is checked before drawing and the file is written atomically
+    (:func:`lpdp.export.atomic_open`): a failure leaves any previous file intact.
     """
+    from lpdp.export import atomic_open, check_output_path
+
+    path = check_output_path(path, option, PLOT_SUFFIXES)
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=figsize)
     try:
@@ -113,8 +122,8 @@ def save_figure(draw: Callable[[Any], None], path: str | Path, *,
         if title:
             fig.suptitle(title)
         fig.tight_layout()
-        path = Path(path)
-        fig.savefig(path, dpi=120, bbox_inches="tight")
+        with atomic_open(path, "wb", option=option) as f:
+            fig.savefig(f, format=path.suffix[1:].lower(), dpi=120, bbox_inches="tight")
     finally:
         plt.close(fig)
     return path

@@ -95,4 +95,4 @@ def test_run_plot_and_export(tmp_path, capsys):
     doc = json.loads(capsys.readouterr().out)
     assert doc["scenarios"][0]["scenario"] == "figure1_mixture" and doc["lpdp_version"]
     assert sheet.read_bytes()[:4] == b"\x89PNG"
-    assert table.read_text().splitlines()[1] == "scenario,kind,seconds,summary"
+    assert table.read_text().splitlines()[0] == "scenario,kind,seconds,summary,lpdp_version"

@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from lpdp._version import __version__
+from lpdp.display import format_upper
 from lpdp.errors import ParameterError
-
-PLOT_SUFFIXES = (".png", ".svg", ".pdf")
-EXPORT_SUFFIXES = (".json", ".geojson", ".csv", ".wkt")
+from lpdp.export import EXPORT_SUFFIXES, jsonable
+from lpdp.plot import PLOT_SUFFIXES
 
 
 def add_output_options(parser: argparse.ArgumentParser) -> None:
@@ -36,19 +34,6 @@ def parse_pair(text: str, option: str) -> tuple[float, float]:
         raise ParameterError(f"{option} {text!r}: EPS and DELTA must be numbers") from None
 
 
-def jsonable(value: Any) -> Any:
-    """Plain JSON data: floats stay floats, inf/NaN become strings, numpy values become Python ones."""
-    if isinstance(value, Mapping):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [jsonable(v) for v in value]
-    if hasattr(value, "tolist"):
-        return jsonable(value.tolist())
-    if isinstance(value, float) and not math.isfinite(value):
-        return "inf" if value > 0 else ("-inf" if value < 0 else "nan")
-    return value
-
-
 @dataclass
 class Result:
     """What a command produced: a summary, a JSON payload, and optionally regions and a plot."""
@@ -64,12 +49,10 @@ def emit(args: argparse.Namespace, result: Result) -> int:
     """Print the summary or the JSON, then write ``--plot`` and ``--export`` files."""
     from lpdp import export
 
-    plot_path = Path(args.plot) if getattr(args, "plot", None) else None
-    export_path = Path(args.export) if getattr(args, "export", None) else None
-    if plot_path is not None and plot_path.suffix.lower() not in PLOT_SUFFIXES:
-        raise ParameterError(f"--plot {args.plot!r}: the file must end in one of {PLOT_SUFFIXES}")
-    if export_path is not None and export_path.suffix.lower() not in EXPORT_SUFFIXES:
-        raise ParameterError(f"--export {args.export!r}: the file must end in one of {EXPORT_SUFFIXES}")
+    plot_path = export.check_output_path(args.plot, "--plot", PLOT_SUFFIXES) if getattr(
+        args, "plot", None) else None
+    export_path = export.check_output_path(args.export, "--export", EXPORT_SUFFIXES) if getattr(
+        args, "export", None) else None
     payload = {**result.payload, "lpdp_version": __version__}
     if args.json:
         print(json.dumps(jsonable(payload)))
@@ -94,9 +77,10 @@ def region_summary(region: Any, at: Sequence[float] | None = None, *, title: str
     lines.append(f"tight (epsilon, delta) profile, {len(prof)} pairs:")
     shown = prof if len(prof) <= max_rows else prof[: max_rows // 2] + [None] + prof[-max_rows // 2:]
     for pair in shown:
-        lines.append("  ..." if pair is None else f"  eps = {pair[0]:<12.6g} delta = {pair[1]:.6g}")
+        lines.append("  ..." if pair is None else
+                     f"  eps = {format_upper(pair[0]):<12} delta = {format_upper(pair[1])}")
     for e in at or []:
-        lines.append(f"delta({e:g}) = {float(region.delta(e)):.6g}")
+        lines.append(f"delta({e:g}) = {format_upper(float(region.delta(e)))}")
     lines.append(f"area = {region.area():.6g}, vertices = {len(region.vertices)}")
     return "\n".join(lines)
 

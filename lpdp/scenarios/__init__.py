@@ -121,10 +121,9 @@ def run_file(path: str | Path, out_dir: str | Path) -> dict[str, Any]:
         "seconds": seconds,
         "lpdp_version": __version__,
     }
-    from lpdp.cli._common import jsonable
+    from lpdp.export import atomic_write, jsonable
 
-    json_path = out / f"{stem}.json"
-    json_path.write_text(json.dumps(jsonable(payload), indent=1) + "\n", encoding="utf-8")
+    json_path = atomic_write(out / f"{stem}.json", json.dumps(jsonable(payload), indent=1) + "\n")
     files = [str(json_path)]
     if result.plot is not None:
         from lpdp.plot import save_figure
@@ -133,7 +132,7 @@ def run_file(path: str | Path, out_dir: str | Path) -> dict[str, Any]:
         save_figure(result.plot, png, figsize=result.figsize, title=params["title"])
         files.append(str(png))
     for name, text in result.extra_files.items():
-        (out / name).write_text(text, encoding="utf-8")
+        atomic_write(out / name, text)
         files.append(str(out / name))
     return {"scenario": stem, "kind": kind.name, "seconds": seconds, "summary": result.summary,
             "files": files}
