@@ -91,3 +91,70 @@ def minkowski_hull(regions, weights):
         v = w * np.asarray(r.vertices, float)
         sums = (sums[:, None, :] + v[None, :, :]).reshape(-1, 2)
     return MultiPoint(sums).convex_hull
+
+
+# ---------------------------------------------------------------------------------------------------
+# High-precision references (mpmath). Each works from a region's stored atoms or from the (ε, δ)
+# constraints themselves, never through lpdp's composition, intersection or LP code.
+MP_DPS = 50
+
+
+def region_delta_mp(region, eps):
+    """``δ(ε) = p_inf + Σ_{L_j > ε} p_j (1 - e^{ε - L_j})`` of a region's stored atoms, in mpmath.
+
+    ``eps`` may be any real (the support function at slope ``e^ε``) or ``-inf`` (slope 0: the value 1).
+    """
+    import mpmath as mp
+
+    with mp.workdps(MP_DPS):
+        if eps == -math.inf:
+            return mp.mpf(1)
+        e = mp.mpf(float(eps))
+        total = mp.exp(mp.mpf(float(region.log_p_inf))) if region.log_p_inf > -math.inf else mp.mpf(0)
+        for L, lp in zip(region.losses, region.log_p, strict=True):
+            if L > eps:
+                total += mp.exp(mp.mpf(float(lp))) * -mp.expm1(e - mp.mpf(float(L)))
+        return total
+
+
+def intersection_delta_mp(regions, eps):
+    """δ(ε) of ``∩ regions``: the lower convex envelope, in the slope σ, of ``min_r δ_r(σ)`` at ``e^ε``.
+
+    The support function of an intersection is the closed convex envelope of the least support function;
+    ``min_r δ_r`` is piecewise linear in σ with convex kinks only at the regions' edge slopes, so the
+    envelope at ``σ0`` is the least interpolation between two of those slopes around ``σ0`` (slope 0, the
+    line ``bII >= 0``, has the value 1), or ``min_r δ_r(σ0)`` itself.
+    """
+    import mpmath as mp
+
+    with mp.workdps(MP_DPS):
+        def g(loss):
+            return min(region_delta_mp(r, loss) for r in regions)
+
+        e = float(eps)
+        breaks = sorted({float(L) for r in regions for L in r.losses})
+        lows = [-math.inf] + [b for b in breaks if b < e]
+        highs = [b for b in breaks if b > e]
+        best = g(e)
+        g_hi = {b: g(b) for b in highs}
+        for a in lows:
+            # Slopes relative to e^ε: α = 1 - σ_a/σ0 > 0, β = σ_b/σ0 - 1 > 0 (expm1: no cancellation).
+            alpha = mp.mpf(1) if a == -math.inf else -mp.expm1(mp.mpf(a) - mp.mpf(e))
+            ga = g(a)
+            for b in highs:
+                beta = mp.expm1(mp.mpf(b) - mp.mpf(e))
+                best = min(best, (beta * ga + alpha * g_hi[b]) / (alpha + beta))
+        return best
+
+
+def intersection_tradeoff_mp(regions, t):
+    """``f(t) = max_r f_r(t)`` with ``f_r(t) = max(0, max_j (1 - δ_r(L_j) - e^{L_j} t))``, in mpmath."""
+    import mpmath as mp
+
+    with mp.workdps(MP_DPS):
+        best = mp.mpf(0)
+        tt = mp.mpf(float(t))
+        for r in regions:
+            for L in r.losses:
+                best = max(best, 1 - region_delta_mp(r, L) - mp.exp(mp.mpf(float(L))) * tt)
+        return best

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from lpdp import ParameterError, PrivacyRegion, SolverError
 from lpdp.lp import IntersectionLP, is_subset
+from tests.oracles import intersection_delta_mp, intersection_tradeoff_mp
 from tests.strategies import constraint_lists
 from tests.strategies import grid_constraint_lists as grid_lists
 
@@ -115,3 +116,69 @@ def test_cli_json_stays_pure_when_an_lp_is_solved():
     doc = json.loads(out.stdout)
     np.testing.assert_allclose([d for _, d in doc["lp_delta_at"]], [d for _, d in doc["delta_at"]],
                                atol=1e-9)
+
+
+# -- certified answers: never on the unsafe side of a 50-digit reference --------------------------
+def test_issue_lp_bound_below_truth_regression():
+    """R(3, 1.7e-8) ∩ R(0.26, 2e-5) ∩ R(0.44, 0.031): the LP used to answer 1.6999999963e-8 at ε = 3 and
+    10, below the exact 1.7e-8 (the dual objective cancelled against 1)."""
+    regions = [PrivacyRegion.from_dp(*p) for p in [(3, 1.7e-8), (0.26, 2e-5), (0.44, 0.031)]]
+    lp = IntersectionLP(regions)
+    for e in (0.0, 0.26, 0.3, 1.0, 3.0, 10.0):
+        ref = intersection_delta_mp(regions, e)
+        got = lp.delta(e)
+        assert got >= ref, (e, got, ref)
+        assert got <= ref * (1 + 1e-13)
+
+
+@settings(max_examples=12)
+@given(constraint_lists, constraint_lists, st.floats(0, 4), st.floats(0, 1))
+def test_lp_answers_are_on_the_safe_side_of_the_mp_reference(a, b, eps, t):
+    regions = [PrivacyRegion.from_constraints(a), PrivacyRegion.from_constraints(b)]
+    lp = IntersectionLP(regions)
+    ref = intersection_delta_mp(regions, eps)
+    got = lp.delta(eps)
+    assert ref <= got <= ref * (1 + 1e-12) + 1e-300
+    f_ref = intersection_tradeoff_mp(regions, t)
+    f_got = lp.tradeoff(t)
+    assert f_got <= f_ref
+    assert f_got >= f_ref - 1e-9
+
+
+def test_lp_deep_tail_of_a_composed_region_keeps_relative_precision():
+    """δ near 1e-20 and below: the certificate sums positive terms, so it keeps every digit."""
+    from lpdp.compose import homogeneous
+
+    regions = [homogeneous(1.0, 0.0, 30), PrivacyRegion.from_dp(20.0, 1e-25)]
+    lp = IntersectionLP(regions)
+    for e in (15.0, 21.0, 25.0, 29.0, 35.0):
+        ref = intersection_delta_mp(regions, e)
+        got = lp.delta(e)
+        assert ref <= got <= ref * (1 + 1e-12) + 1e-300, (e, got, ref)
+
+
+def test_huge_epsilon_constraint_needs_no_overflowing_row():
+    """``region --lp --dp 800,0`` raised five lines from HiGHS (e^800 overflowed into the LP data)."""
+    out = subprocess.run([sys.executable, "-W", "error", "-m", "lpdp", "region", "--dp", "800,0",
+                          "--at", "0", "1", "800", "--lp", "--json"], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stderr == "", out.stderr
+    doc = json.loads(out.stdout)
+    lp = [d for _, d in doc["lp_delta_at"]]
+    assert lp[0] == lp[1] == 1.0 and 0.0 <= lp[2] <= 1e-300
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda lp: lp.contains("ab"), r"point='ab'"),
+    (lambda lp: lp.contains(None), r"point=None"),
+    (lambda lp: lp.delta("x"), r"epsilon='x'"),
+    (lambda lp: lp.tradeoff("x"), r"t='x'"),
+])
+def test_malformed_queries_raise_parameter_errors(call, match):
+    lp = IntersectionLP([PrivacyRegion.from_dp(1.0, 0.1)])
+    with pytest.raises(ParameterError, match=match):
+        call(lp)
+
+
+def test_non_iterable_regions_raise_a_parameter_error():
+    with pytest.raises(ParameterError, match="regions=5"):
+        IntersectionLP(5)
