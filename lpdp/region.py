@@ -25,9 +25,9 @@ import numpy as np
 
 from lpdp._numerics import MASS_SUM_RTOL, MEMBERSHIP_TOL, log1mexp, logsumexp
 from lpdp._validate import check_delta, check_epsilon
-from lpdp.errors import ParameterError
+from lpdp.errors import InternalError, ParameterError
 
-__all__ = ["PrivacyRegion"]
+__all__ = ["PrivacyRegion", "check_normalised"]
 
 _NEG_INF = -math.inf
 _LOG_TINY = math.log(1e-300)
@@ -57,13 +57,14 @@ class PrivacyRegion:
     True
     """
 
-    __slots__ = ("_loss", "_log_p", "_log_q", "_log_p_inf", "_log_q_ninf", "__weakref__")
+    __slots__ = ("_loss", "_log_p", "_log_q", "_log_p_inf", "_log_q_ninf", "_prefix", "__weakref__")
 
     _loss: np.ndarray
     _log_p: np.ndarray
     _log_q: np.ndarray
     _log_p_inf: float
     _log_q_ninf: float
+    _prefix: _Face | None
 
     # ------------------------------------------------------------------ construction
     def __init__(self, loss: np.ndarray, log_p: np.ndarray, log_q: np.ndarray,
@@ -74,6 +75,7 @@ class PrivacyRegion:
         object.__setattr__(self, "_log_q", _readonly(log_q))
         object.__setattr__(self, "_log_p_inf", float(log_p_inf))
         object.__setattr__(self, "_log_q_ninf", float(log_q_ninf))
+        object.__setattr__(self, "_prefix", None)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"PrivacyRegion is immutable (cannot set {name!r})")
@@ -387,15 +389,16 @@ class PrivacyRegion:
         """Log of the Q-mass with loss ``-inf`` (the horizontal edge at ``bII = 0``)."""
         return self._log_q_ninf
 
+    def _face(self) -> _Face:
+        """The prefix face (built once, on the first query): δ and ``1 - δ`` at any ε in O(log N)."""
+        face = self._prefix
+        if face is None:
+            face = _Face(self._loss, self._log_p, self._log_p_inf)
+            object.__setattr__(self, "_prefix", face)
+        return face
+
     def _log_delta_unchecked(self, eps: np.ndarray) -> np.ndarray:
-        eps = np.atleast_1d(np.asarray(eps, dtype=float))
-        out = np.empty(eps.shape)
-        L, lp = self._loss, self._log_p
-        # Atoms are sorted by decreasing loss: those above ε are a prefix.
-        n_above = np.searchsorted(-L, -eps, side="left")
-        for i, (e, n) in enumerate(zip(eps, n_above, strict=True)):
-            terms = lp[:n] + log1mexp(e - L[:n])
-            out[i] = np.logaddexp(logsumexp(terms), self._log_p_inf)
+        out = self._face().log_delta(np.atleast_1d(np.asarray(eps, dtype=float)))
         return np.minimum(out, 0.0)   # δ <= 1 always; masses rounded up by 1e-13 must not exceed it
 
     def support(self, epsilon: np.ndarray | Sequence[float]) -> np.ndarray:
@@ -412,11 +415,7 @@ class PrivacyRegion:
 
         Accurate where ``δ(ε)`` is close to 1 (very negative ε), where ``1 - support`` would cancel.
         """
-        eps = np.atleast_1d(np.asarray(eps, dtype=float))
-        L, lp, lq = self._loss, self._log_p, self._log_q
-        n_above = np.searchsorted(-L, -eps, side="left")
-        return np.array([logsumexp(np.concatenate((lp[n:], e + lq[:n])))
-                         for e, n in zip(eps, n_above, strict=True)])
+        return self._face().log_cosupport(np.atleast_1d(np.asarray(eps, dtype=float)))
 
     def log_delta(self, epsilon: float | Sequence[float] | np.ndarray) -> np.ndarray | float:
         """``log δ(ε)``, exact in log space (useful where δ underflows a float, below 1e-308)."""
@@ -454,26 +453,26 @@ class PrivacyRegion:
             return 0.0
         if log_dlt < self._log_p_inf:
             return math.inf
-        # δ(ε) is continuous and non-increasing and reaches p_inf at the largest loss: bracket the
-        # answer between two consecutive losses (exact values), then bisect keeping δ(hi) <= delta.
-        cand = np.concatenate(([0.0], np.sort(self._loss[self._loss > 0])))
-        # Binary search for the first candidate with δ <= delta (δ is non-increasing): O(n log n).
-        lo_i, hi_i = 0, cand.size - 1          # δ(cand[0]) > delta >= δ(cand[-1]) = p_inf
-        while hi_i - lo_i > 1:
-            mid_i = (lo_i + hi_i) // 2
-            if self._log_delta_unchecked(cand[mid_i:mid_i + 1])[0] <= log_dlt:
-                hi_i = mid_i
-            else:
-                lo_i = mid_i
-        lo, hi = float(cand[lo_i]), float(cand[hi_i])
-        while True:
+        # Between consecutive losses δ(ε) = C_n + (1 - e^{ε - L_n}) D_n (see _Face): locate n by binary
+        # search on the breakpoint values C_n, solve in closed form, then round up until δ(ε) <= delta.
+        face = self._face()
+        lo, hi = face.solve(log_dlt)
+
+        def valid(e: float) -> bool:
+            return float(self._log_delta_unchecked(np.array([e]))[0]) <= log_dlt
+
+        for _ in range(4):                    # the closed form is right to a few ulps: step up
+            if valid(lo):
+                return lo
+            lo = float(np.nextafter(lo, math.inf))
+        if not valid(hi):
+            raise InternalError(f"epsilon(delta={delta!r}): delta({hi!r}) exceeds delta at a breakpoint "
+                                f"where it should not (a defect in lpdp: please report it)")
+        while True:                           # bisection keeping valid(hi), not valid(lo)
             mid = 0.5 * (lo + hi)
             if mid in (lo, hi):
                 return hi
-            if float(self._log_delta_unchecked(np.array([mid]))[0]) <= log_dlt:
-                hi = mid
-            else:
-                lo = mid
+            lo, hi = (lo, mid) if valid(mid) else (mid, hi)
 
     # ------------------------------------------------------------------ profile face
     def profile(self) -> list[tuple[float, float]]:
@@ -612,6 +611,167 @@ class PrivacyRegion:
         if np.any(bad):
             raise ParameterError(f"epsilon={float(arr[bad][0])!r}: must be finite and >= 0")
         return arr
+
+
+def check_normalised(region: PrivacyRegion, what: str) -> None:
+    """Internal consistency check of a region lpdp computed: P and Q each sum to one (to 1e-9).
+
+    Raises :class:`~lpdp.errors.InternalError` (a defect in lpdp, not in the user's input) otherwise.
+    """
+    for name, atoms, extra in (("P", region.log_p, region.log_p_inf), ("Q", region.log_q, region.log_q_ninf)):
+        t = float(np.logaddexp(logsumexp(atoms), extra))
+        if not abs(math.expm1(t)) <= MASS_SUM_RTOL:
+            raise InternalError(f"{what}: masses under {name} sum to {math.exp(t)!r}, not 1 (a defect in "
+                                f"lpdp: please report it)")
+
+
+#: A scaled cumulative sum below this (relative to its reference) is not trusted: go one level deeper.
+_CUM_DEEP = 1e-250
+#: Each level moves the reference down by ``-log(_CUM_DEEP)`` nats.
+_CUM_SPAN = 575.0
+#: Levels of scaled cumulative sums (about 9000 nats) before the ``logaddexp`` fallback.
+_CUM_LEVELS = 16
+
+
+def _row_log_cumsum(v: np.ndarray) -> np.ndarray:
+    """``log Σ_{t' <= t} e^{v[r, t']}`` along each row of a 2-D array, in scaled linear arithmetic.
+
+    Per row, ``cumsum(exp(v - ref))`` with ``ref`` the row's maximum: a sum of positive terms (relative
+    error at most ``B u`` for rows of length B). A prefix below ``_CUM_DEEP`` (its terms underflowed) is
+    recomputed with ``ref`` moved down by ``_CUM_SPAN`` nats, level after level (prefix sums only grow
+    along a row, so the unresolved entries are a prefix of it); the few left after ``_CUM_LEVELS`` levels
+    (more than 9000 nats below their row's maximum) fall back to ``np.logaddexp.accumulate``. A resolved
+    entry loses only terms below ``e^{ref - 745}``, i.e. nothing at double precision.
+    """
+    out = np.full(v.shape, _NEG_INF)
+    top = np.max(v, axis=1, initial=_NEG_INF)
+    live = np.isfinite(top)
+    pending = live[:, None] & (np.maximum.accumulate(v, axis=1) > _NEG_INF)
+    for level in range(_CUM_LEVELS):
+        cols = np.flatnonzero(pending.any(axis=0))
+        if cols.size == 0:
+            return out
+        width = int(cols[-1]) + 1
+        ref = np.where(live, top - _CUM_SPAN * level, 0.0)[:, None]
+        with np.errstate(under="ignore", over="ignore"):
+            cs = np.cumsum(np.exp(np.minimum(v[:, :width] - ref, 700.0)), axis=1)
+        ok = pending[:, :width] & (cs >= _CUM_DEEP)
+        with np.errstate(divide="ignore"):
+            out[:, :width][ok] = np.log(cs[ok]) + np.broadcast_to(ref, cs.shape)[ok]
+        pending[:, :width] &= ~ok
+    for r in np.flatnonzero(pending.any(axis=1)):
+        exact = np.logaddexp.accumulate(v[r])
+        out[r, pending[r]] = exact[pending[r]]
+    return out
+
+
+def _blocks(n: int) -> int:
+    """Row length of the blocked prefix sums: about sqrt(n), so errors grow like ``2 sqrt(n) u``."""
+    return max(16, math.isqrt(max(n, 1)) + 1)
+
+
+def _log_cumsum(v: np.ndarray) -> np.ndarray:
+    """``log Σ_{j <= t} e^{v_j}`` for every t: blocked, so the relative error is ``O(sqrt(n) u)``."""
+    n = v.size
+    if n == 0:
+        return v.copy()
+    b = _blocks(n)
+    rows = -(-n // b)
+    padded = np.full(rows * b, _NEG_INF)
+    padded[:n] = v
+    local = _row_log_cumsum(padded.reshape(rows, b))
+    carry = _row_log_cumsum(local[:, -1][None, :])[0]
+    out = local.copy()
+    out[1:] = np.logaddexp(local[1:], carry[:-1, None])
+    return out.ravel()[:n]
+
+
+class _Face:
+    """Prefix sums of a region's atoms that answer δ(ε) and ``1 - δ(ε)`` in O(log N) per ε.
+
+    With atoms sorted by decreasing loss ``L_1 > L_2 > ... > L_N``, every ε in ``[L_{n+1}, L_n)`` has the
+    same atoms above it, and ``δ(ε) = C_n + (1 - e^{ε - L_n}) D_n`` with
+
+    * ``C_n = δ(L_n) = p_inf + Σ_{j<n} p_j (1 - e^{L_n - L_j})`` (the breakpoint values) and
+    * ``D_n = Σ_{j<=n} p_j e^{L_n - L_j}`` (``= e^{L_n} Σ_{j<=n} q_j``),
+
+    both sums of positive terms, so the formula never cancels. They follow from
+    ``C_{n+1} = C_n + (1 - e^{L_{n+1} - L_n}) D_n`` and ``D_{n+1} = p_{n+1} + e^{L_{n+1} - L_n} D_n``,
+    computed as blocked prefix sums in log space (relative error ``O(sqrt(N) u)``, about 1e-13 at
+    N = 10^6). Within a block every exponent is taken relative to the block's first loss, so the rounding
+    of the exponents is that of loss *differences*, as in the direct sum, however large the losses are.
+    ``1 - δ(ε) = Σ_{j>n} p_j + e^{ε - L_n} D_n`` uses suffix sums of p the same way.
+    """
+
+    __slots__ = ("loss", "log_p_inf", "log_c", "log_d", "log_tail")
+
+    def __init__(self, loss: np.ndarray, log_p: np.ndarray, log_p_inf: float) -> None:
+        n = loss.size
+        self.loss = loss
+        self.log_p_inf = log_p_inf
+        if n == 0:
+            self.log_c = self.log_d = self.log_tail = np.empty(0)
+            return
+        b = _blocks(n)
+        rows = -(-n // b)
+        L = np.full(rows * b, loss[-1])
+        L[:n] = loss
+        lp = np.full(rows * b, _NEG_INF)
+        lp[:n] = log_p
+        L, lp = L.reshape(rows, b), lp.reshape(rows, b)
+        anchor = L[:, :1]
+        # Within a row: Σ_{s<=j<=n} p_j e^{L_n - L_j} = e^{L_n - L_s} Σ_{s<=j<=n} p_j e^{L_s - L_j}.
+        log_d = _row_log_cumsum(lp + (anchor - L)) + (L - anchor)
+        # Carry D across rows: D_n += e^{L_n - L_{s-1}} D_{s-1} (one short loop over the rows).
+        end = np.empty(rows)
+        prev, prev_loss = _NEG_INF, 0.0
+        for r in range(rows):
+            if r:
+                log_d[r] = np.logaddexp(log_d[r], prev + (L[r] - prev_loss))
+            prev, prev_loss = float(log_d[r, -1]), float(L[r, -1])
+            end[r] = prev
+        log_d = log_d.ravel()[:n]
+        with np.errstate(divide="ignore"):
+            steps = log1mexp(np.diff(loss)) + log_d[:-1]
+        self.log_d = log_d
+        self.log_c = np.logaddexp(log_p_inf, np.concatenate(([_NEG_INF], _log_cumsum(steps))))
+        self.log_tail = _log_cumsum(log_p[::-1])[::-1]
+
+    def _above(self, eps: np.ndarray) -> np.ndarray:
+        """How many atoms have a loss above each ε (losses are sorted in decreasing order)."""
+        return np.searchsorted(-self.loss, -eps, side="left")
+
+    def log_delta(self, eps: np.ndarray) -> np.ndarray:
+        n = self._above(eps)
+        out = np.full(eps.shape, self.log_p_inf)
+        hit = n > 0
+        i = n[hit] - 1
+        with np.errstate(divide="ignore"):
+            out[hit] = np.logaddexp(self.log_c[i], log1mexp(eps[hit] - self.loss[i]) + self.log_d[i])
+        return out
+
+    def log_cosupport(self, eps: np.ndarray) -> np.ndarray:
+        n = self._above(eps)
+        size = self.loss.size
+        below = np.where(n < size, self.log_tail[np.minimum(n, size - 1)] if size else _NEG_INF, _NEG_INF)
+        hit = n > 0
+        i = n[hit] - 1
+        above = np.full(eps.shape, _NEG_INF)
+        above[hit] = eps[hit] - self.loss[i] + self.log_d[i]
+        return np.logaddexp(below, above)
+
+    def solve(self, log_dlt: float) -> tuple[float, float]:
+        """The ε >= 0 with ``δ(ε) = e^{log_dlt}`` for ``p_inf <= delta < δ(0)``, before rounding up, and
+        the breakpoint ``L_i >= ε`` above it (where ``δ(L_i) <= delta``)."""
+        i = int(np.searchsorted(self.log_c, log_dlt, side="right")) - 1
+        # δ(L_i) = C_i <= delta < C_{i+1} = δ(L_{i+1}): ε in [L_{i+1}, L_i], where
+        # delta = C_i + (1 - e^{ε - L_i}) D_i, i.e. ε = L_i + log(1 - (delta - C_i) / D_i).
+        with np.errstate(divide="ignore"):
+            log_gap = log_dlt + float(log1mexp(min(self.log_c[i] - log_dlt, 0.0)))
+            ratio = log_gap - float(self.log_d[i])
+            eps = float(self.loss[i]) + (float(log1mexp(ratio)) if ratio < 0 else _NEG_INF)
+        floor = float(self.loss[i + 1]) if i + 1 < self.loss.size else 0.0
+        return max(eps, floor, 0.0), float(self.loss[i])
 
 
 def _log_reduce(a: np.ndarray, starts: np.ndarray) -> np.ndarray:

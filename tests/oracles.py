@@ -158,3 +158,37 @@ def intersection_tradeoff_mp(regions, t):
             for L in r.losses:
                 best = max(best, 1 - region_delta_mp(r, L) - mp.exp(mp.mpf(float(L))) * tt)
         return best
+
+
+def direct_log_delta(region, eps: np.ndarray) -> np.ndarray:
+    """``log δ(ε) = log(p_inf + Σ_{L_j > ε} p_j (1 - e^{ε - L_j}))`` by one direct sum per ε (O(N) each).
+
+    The textbook formula on a region's atoms, independent of the prefix sums the region answers with.
+    """
+    from scipy.special import logsumexp
+
+    L, lp = np.asarray(region.losses), np.asarray(region.log_p)
+    out = []
+    for e in np.atleast_1d(np.asarray(eps, float)):
+        above = L > e
+        terms = lp[above] + np.log(-np.expm1(e - L[above]))
+        out.append(np.logaddexp(logsumexp(terms) if terms.size else -np.inf, region.log_p_inf))
+    return np.minimum(np.array(out), 0.0)
+
+
+def mp_kairouz_delta(eps: float, k: int, at: float, dps: int = 40) -> float:
+    """δ(at) of the k-fold ε randomised response (δ = 0) in mpmath, by the binomial recurrence."""
+    import mpmath as mp
+
+    with mp.workdps(dps):
+        a = mp.e ** mp.mpf(eps) / (1 + mp.e ** mp.mpf(eps))
+        b = 1 - a
+        ratio_p, ratio_q = b / a, a / b
+        tp, tq = a ** k, b ** k                     # i = 0 disagreeing coordinates under P and Q
+        total, i, scale = mp.mpf(0), 0, mp.e ** mp.mpf(at)
+        while (k - 2 * i) * eps > at:
+            total += tp - scale * tq
+            tp *= ratio_p * (k - i) / (i + 1)
+            tq *= ratio_q * (k - i) / (i + 1)
+            i += 1
+        return float(total)

@@ -103,3 +103,47 @@ def test_k1_is_the_region_itself():
 def test_bad_input(args, match):
     with pytest.raises(ParameterError, match=match):
         homogeneous(*args)
+
+
+@pytest.mark.parametrize(("eps", "k", "at"), [
+    (7.0, 200000, 1386000.0),     # δ within 1e-14 of 1: gammaln differences lost 2.4e-10 here
+    (0.1, 100000, 640.0),         # δ around 1e-7 in the tail, k = 10^5
+    (1.0, 20000, 10200.0),        # deep tail
+])
+def test_large_k_matches_high_precision_reference(eps, k, at):
+    from tests.oracles import mp_kairouz_delta
+
+    want = mp_kairouz_delta(eps, k, at)
+    assert want > 0
+    got = homogeneous(eps, 0.0, k).delta(at)
+    assert abs(got - want) <= 1e-12 * want
+
+
+@pytest.mark.deep
+def test_k_one_million_matches_high_precision_reference():
+    from tests.oracles import mp_kairouz_delta
+
+    eps, k = 0.01, 1_000_000
+    r = homogeneous(eps, 0.0, k)
+    for at in (60.0, 100.0):
+        want = mp_kairouz_delta(eps, k, at, dps=30)
+        assert abs(r.delta(at) - want) <= 1e-12 * want
+
+
+def test_k_above_a_million_builds_and_is_normalised():
+    # Used to raise "masses under P sum to 1.0000000015: must sum to 1" (a ParameterError) at k = 2^20.
+    r = homogeneous(1.0, 0.0, 1_048_576)
+    assert len(r) == 1_048_577
+    total = np.logaddexp.reduce(np.asarray(r.log_p))
+    assert abs(total) < 1e-12
+    assert r.delta(1.0) == pytest.approx(1.0, abs=1e-12)
+
+
+def test_failed_internal_check_is_an_internal_error():
+    from lpdp.errors import InternalError
+    from lpdp.region import check_normalised
+
+    broken = PrivacyRegion.from_log_masses([1.0, -1.0], [-0.1, -2.0], check_total=False)
+    with pytest.raises(InternalError, match="sum to"):
+        check_normalised(broken, "test")
+    check_normalised(homogeneous(0.5, 0.01, 30), "ok")

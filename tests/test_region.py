@@ -243,3 +243,58 @@ def test_delta_never_exceeds_one():
     from lpdp.compose import homogeneous
 
     assert np.all(homogeneous(3.0, 0.2, 300).delta(np.linspace(0, 5, 11)) <= 1.0)
+
+
+@pytest.mark.parametrize("build", [
+    lambda: __import__("lpdp.compose", fromlist=["x"]).homogeneous(0.1, 1e-7, 300),
+    lambda: __import__("lpdp.compose", fromlist=["x"]).homogeneous(7.0, 0.0, 3000),
+    lambda: __import__("lpdp.compose", fromlist=["x"]).heterogeneous({0.31: 40, 0.17: 30, 0.05: 9}),
+    lambda: __import__("lpdp.compose", fromlist=["x"]).double_dp((0.3, 0.0), (0.15, 0.02), 150),
+    lambda: PrivacyRegion.from_constraints([(1.3, 1e-6), (0.5, 0.2), (0.1, 0.4)]),
+    lambda: PrivacyRegion.from_dp(0.0, 0.3),
+])
+def test_prefix_face_matches_direct_sums(build):
+    """δ from the prefix sums (O(log N) per ε) equals the direct O(N) sum, at breakpoints and between."""
+    from tests.oracles import direct_log_delta
+
+    r = build()
+    L = np.asarray(r.losses)
+    rng = np.random.default_rng(3)
+    eps = np.concatenate([L[L >= 0], np.nextafter(L[L > 0], 0), rng.uniform(0, L.max(initial=0) + 1, 200)])
+    got, want = r.log_delta(eps), direct_log_delta(r, eps)
+    finite = np.isfinite(want)
+    assert np.array_equal(np.isfinite(got), finite)
+    # log δ to 1e-12 absolute is δ to 1e-12 relative
+    np.testing.assert_allclose(got[finite], want[finite], rtol=0, atol=1e-12)
+    # 1 - δ from the face (the cosupport, used by intersections) against the direct complement
+    neg = -rng.uniform(0, L.max(initial=0) + 1, 50)
+    cos = np.exp(r._log_cosupport(neg))
+    direct = np.array([np.exp(np.asarray(r.log_p)[L <= e]).sum()
+                       + np.exp(e + np.asarray(r.log_q)[L > e]).sum() for e in neg])
+    np.testing.assert_allclose(cos, direct, rtol=1e-12, atol=1e-300)
+
+
+@pytest.mark.parametrize("target", [0.5, 1e-3, 1e-6, 1e-12, 1e-100, 1e-300])
+def test_epsilon_closed_form_is_the_smallest_valid_guarantee(target):
+    from lpdp.compose import heterogeneous
+    from tests.oracles import direct_log_delta
+
+    r = heterogeneous({0.3: 300, 0.1: 200})
+    e = r.epsilon(target)
+    assert direct_log_delta(r, [e])[0] <= math.log(target) + 1e-12
+    if e > 0:
+        below = np.nextafter(e, 0) * (1 - 1e-12)
+        assert direct_log_delta(r, [below])[0] > math.log(target) - 1e-12
+
+
+def test_profile_of_a_million_atoms_is_exact_at_sampled_breakpoints():
+    # profile() used to cost one O(N) pass per breakpoint (O(N^2): hours at N = 10^6).
+    from lpdp.compose import homogeneous
+    from tests.oracles import direct_log_delta
+
+    r = homogeneous(0.01, 1e-9, 1_000_000)
+    prof = r.profile()
+    assert len(prof) == 500_001
+    idx = np.array([0, 1, 1000, 250_000, 400_000, 499_000, 500_000])
+    eps = np.array([prof[i][0] for i in idx])
+    np.testing.assert_allclose([prof[i][1] for i in idx], np.exp(direct_log_delta(r, eps)), rtol=1e-12)

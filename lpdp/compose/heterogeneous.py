@@ -18,7 +18,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from lpdp._numerics import log_binom, log_softplus
+from lpdp._numerics import log_binom_pmf, log_softplus
 from lpdp._validate import check_epsilon, check_int
 from lpdp.compose._levels import (
     commensurate_units,
@@ -80,7 +80,8 @@ def heterogeneous(counts: Mapping[float, int]) -> PrivacyRegion:
     grids = np.meshgrid(*[np.arange(x + 1) for _, x in levels], indexing="ij", sparse=True)
     counts_n = [2 * a - x for a, (_, x) in zip(grids, levels, strict=True)]
     loss = lattice_loss(eps, counts_n)
-    log_p = sum(log_binom(x, a) + a * e - x * float(log_softplus(e))
+    # a_j agreeing coordinates of level j: a Binomial(x_j, e^ε_j / (1 + e^ε_j)) count under P.
+    log_p = sum(log_binom_pmf(x, a, -float(log_softplus(-e)), -float(log_softplus(e)))
                 for a, (e, x) in zip(grids, levels, strict=True))
     units = commensurate_units(eps)
     level = None if units is None else \

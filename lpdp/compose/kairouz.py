@@ -3,8 +3,9 @@
 The k-fold product of the (ε, δ) randomised response is a binomial lattice: ``i`` of the ``k`` finite
 outcomes disagree, the loss is ``(k - 2i) ε`` and the P-mass is ``(1-δ)^k C(k,i) e^{(k-i)ε} / (1+e^ε)^k``;
 every sequence that contains the δ outcome has loss ``+inf``, total mass ``1 - (1-δ)^k``. All masses are
-computed in log space (``gammaln``, ``log1p``), so k in the hundreds of thousands neither overflows nor
-loses relative precision.
+computed in log space by Loader's binomial form (:func:`lpdp._numerics.log_binom_pmf`, no ``gammaln``
+differences), so k up to 10^6 and beyond neither overflows nor loses relative precision (δ to ~1e-12
+relative).
 """
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ import math
 
 import numpy as np
 
-from lpdp._numerics import log_binom
+from lpdp._numerics import log_binom_pmf, log_softplus
 from lpdp._validate import check_delta, check_epsilon, check_int
-from lpdp.region import PrivacyRegion
+from lpdp.region import PrivacyRegion, check_normalised
 
 __all__ = ["homogeneous", "kairouz_profile"]
 
@@ -51,13 +52,15 @@ def homogeneous(epsilon: float, delta: float, k: int) -> PrivacyRegion:
         return PrivacyRegion.from_log_masses([0.0], [log_rest], [log_rest], log_p_inf=log_inf,
                                              log_q_ninf=log_inf)
     i = np.arange(k + 1)
-    log_norm = k * math.log1p(-dlt) - k * float(np.logaddexp(0.0, eps))
-    base = log_binom(k, i) + log_norm
-    log_p = base + (k - i) * eps
-    log_q = base + i * eps
+    # i disagreeing coordinates: a Binomial(k, 1/(1+e^ε)) count under P, Binomial(k, e^ε/(1+e^ε)) under Q.
+    log_rest = k * math.log1p(-dlt)
+    log_p = log_rest + log_binom_pmf(k, i, -float(log_softplus(eps)), -float(log_softplus(-eps)))
     loss = (k - 2 * i) * eps
-    log_inf = math.log(-math.expm1(k * math.log1p(-dlt))) if dlt > 0 else -math.inf
-    return PrivacyRegion.from_log_masses(loss, log_p, log_q, log_p_inf=log_inf, log_q_ninf=log_inf)
+    log_inf = math.log(-math.expm1(log_rest)) if dlt > 0 else -math.inf
+    region = PrivacyRegion.from_log_masses(loss, log_p, log_p[::-1], log_p_inf=log_inf, log_q_ninf=log_inf,
+                                           check_total=False)
+    check_normalised(region, f"homogeneous({eps!r}, {dlt!r}, {k})")
+    return region
 
 
 def kairouz_profile(epsilon: float, delta: float, k: int) -> list[tuple[float, float]]:
