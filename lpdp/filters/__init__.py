@@ -1,5 +1,6 @@
-"""Privacy filters: the realisation-level filter of Taylor, Vippathalla and Coon, its parameters and
-exact audits, lpdp's union-bound filter, and mechanism-level baselines (spec filter.md)."""
+"""Privacy filters: the public :class:`Filter` protocol, the realisation-level filter of Taylor,
+Vippathalla and Coon with its parameters and exact audits, lpdp's union-bound filter, the mechanism-level
+filters for every mechanism, and one registry of filters."""
 
 from lpdp.filters.audit import AuditResult, audit
 from lpdp.filters.baselines import (
@@ -7,20 +8,29 @@ from lpdp.filters.baselines import (
     AdvancedFilter,
     Baseline,
     ConcentratedFilter,
+    MechanismLevelFilter,
+    NotApplicableError,
     RenyiFilter,
+    baselines,
     classical_rounds,
-    gaussian_baselines,
+    default_pairs,
     gaussian_delta,
     gaussian_epsilon,
+    renyi_divergence,
+    round_delta,
+    round_epsilon,
+    zcdp_rho,
 )
 from lpdp.filters.params import FilterParameters, check_budget, optimal_parameters
 from lpdp.filters.realisation import (
+    Filter,
     NaiveBayesianFilter,
     RealisationFilter,
     StoppingRule,
     UnionBoundFilter,
 )
-from lpdp.filters.simulate import Comparison, SurvivalCurve, gaussian_comparison, survival
+from lpdp.filters.registry import FilterKind, build_filter, filter_kinds, register_filter
+from lpdp.filters.simulate import Comparison, SurvivalCurve, comparison, survival
 from lpdp.mechanisms import (
     FiniteMechanism,
     GaussianMechanism,
@@ -34,6 +44,19 @@ from lpdp.mechanisms import (
 )
 
 __all__ = [
+    "Filter",
+    "FilterKind",
+    "register_filter",
+    "filter_kinds",
+    "build_filter",
+    "MechanismLevelFilter",
+    "NotApplicableError",
+    "default_pairs",
+    "round_delta",
+    "round_epsilon",
+    "renyi_divergence",
+    "zcdp_rho",
+    "baselines",
     "Mechanism",
     "Request",
     "GaussianMechanism",
@@ -57,12 +80,11 @@ __all__ = [
     "ConcentratedFilter",
     "RenyiFilter",
     "Baseline",
-    "gaussian_baselines",
     "gaussian_delta",
     "gaussian_epsilon",
     "classical_rounds",
     "SurvivalCurve",
     "survival",
     "Comparison",
-    "gaussian_comparison",
+    "comparison",
 ]

@@ -1,46 +1,89 @@
-"""Mechanism-level privacy filters (the baselines of spec filter.md §2) and their best i.i.d. parameters.
+"""Mechanism-level privacy filters (the baselines of the filter paper, Section II-A) for every mechanism,
+and their best parameters for i.i.d. rounds.
 
-Each filter charges per-round worst-case parameters taken from the mechanism (Gaussian: the exact
-Balle–Wang profile ``δ_G(e) = Φ(-e/μ + μ/2) - e^e Φ(-e/μ - μ/2)`` for ``(ε_i, δ_i)``, and
-``ρ(α) = α μ²/2`` for Rényi, ``μ = sensitivity/σ``), checks before charging, and halts when the next
-round would pass its budget. They share the protocol of :mod:`lpdp.filters.realisation`
-(``ask``/``record``/``spent``/transcripts); ``charged()`` reports the accumulated parameters.
+Each filter charges per-round worst-case parameters taken from the mechanism, checks before charging,
+and halts when the next round would pass its budget:
+
+* additive and advanced (Rogers, Roth, Ullman, Vadhan 2016): a round is charged ``(ε_i, δ(ε_i))`` from
+  the mechanism's exact privacy profile :func:`round_delta`;
+* Rényi (Feldman and Zrnic 2021; Lécuyer 2021): ``D_α`` of one round, :func:`renyi_divergence`;
+* concentrated (zCDP; Bun and Steinke 2016): ``ρ`` of one round, :func:`zcdp_rho`, only where the
+  mechanism is zCDP.
+
+The per-round parameters are worst cases over the filter's neighbouring pairs (Gaussian and Laplace:
+over the sensitivity ball). Charges are summed exactly (as fractions of the doubles charged), so a filter
+grants the same number of i.i.d. rounds as :meth:`MechanismLevelFilter.iid_stopping_time` computes in
+O(log k) steps, without any cap on k.
 """
 
 from __future__ import annotations
 
 import math
 from abc import abstractmethod
-from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
+from scipy import optimize, special
 
 from lpdp._validate import check_delta, check_epsilon, check_positive
 from lpdp.errors import ParameterError
-from lpdp.filters.realisation import Step, StoppingRule, _Filter
-from lpdp.mechanisms import GaussianMechanism, Mechanism, Request
+from lpdp.filters.realisation import Filter, Step
+from lpdp.mechanisms import (
+    FiniteMechanism,
+    GaussianMechanism,
+    LaplaceMechanism,
+    Mechanism,
+    RegionMechanism,
+    Request,
+)
+from lpdp.region import PrivacyRegion
 from lpdp.tradeoff import gaussian, gaussian_delta
 
 __all__ = [
     "gaussian_delta",
     "gaussian_epsilon",
+    "round_delta",
+    "round_epsilon",
+    "renyi_divergence",
+    "zcdp_rho",
+    "default_pairs",
+    "describe",
+    "NotApplicableError",
+    "MechanismLevelFilter",
     "AdditiveFilter",
     "AdvancedFilter",
     "ConcentratedFilter",
     "RenyiFilter",
     "Baseline",
-    "gaussian_baselines",
+    "baselines",
+    "best_additive",
+    "best_advanced",
+    "best_concentrated",
+    "best_renyi",
     "classical_rounds",
+    "zcdp_budget",
 ]
 
-#: Largest number of rounds the i.i.d. helpers search (and the default cap of the filters).
-MAX_ROUNDS = 10**6
+#: Largest number of rounds any i.i.d. search goes to; an answer that reaches it is reported as
+#: "at least" this (never silently capped).
+ROUNDS_CAP = 2**53
+#: Largest k the exact classical composition of a finite mechanism is searched to (cost ~ k² cells).
+FINITE_CLASSICAL_CAP = 10_000
 #: Constant of Rogers, Roth, Ullman and Vadhan (2016), Theorem 5.1.
 RRUV_CONSTANT = 28.04
 
+Pairs = Sequence[tuple[Hashable, Hashable]]
 
+
+class NotApplicableError(ParameterError):
+    """A mechanism-level parameter does not exist for this mechanism (e.g. ρ-zCDP of a mechanism with
+    an outcome impossible under a neighbour, or anything of a sampled black box)."""
+
+
+# -- per-round parameters of a mechanism ----------------------------------------------------------
 def gaussian_epsilon(delta: float, mu: float) -> float:
     """The smallest ``ε >= 0`` with ``gaussian_delta(ε, μ) <= δ`` (rounded up).
 
@@ -53,66 +96,258 @@ def gaussian_epsilon(delta: float, mu: float) -> float:
     return float(gaussian(check_positive(mu, "mu")).epsilon(check_delta(delta)))
 
 
-def _mu(mechanism: Mechanism) -> float:
-    if not isinstance(mechanism, GaussianMechanism):
-        raise ParameterError(f"mechanism={mechanism!r}: the mechanism-level baselines need a "
-                             "GaussianMechanism (their per-round parameters are closed forms)")
-    return mechanism.mu
+def default_pairs(mechanism: Mechanism) -> tuple[tuple[Hashable, Hashable], ...]:
+    """The neighbouring pairs a filter checks by default for ``mechanism``: every pair of a finite
+    mechanism's inputs (local DP: any two values are neighbours), else the count pair ``(1, 0)``.
+
+    Examples
+    --------
+    >>> from lpdp.mechanisms import randomized_response
+    >>> default_pairs(randomized_response(3, 1.0))
+    ((0, 1), (0, 2), (1, 2))
+    """
+    if isinstance(mechanism, FiniteMechanism):
+        keys = [v for v, _ in mechanism.table]
+        return tuple((a, b) for i, a in enumerate(keys) for b in keys[i + 1:])
+    return ((1, 0),)
 
 
-class _MechanismLevelFilter(_Filter):
-    """Charge per-round parameters (a tuple of sums) and halt before the budget would be passed."""
+def _pair_regions(mechanism: FiniteMechanism,
+                  inputs: Sequence[tuple[Any, Any]] | None) -> list[PrivacyRegion]:
+    """The distinct exact regions of every ordered input pair (a region mechanism's own pair keeps its
+    exact log masses)."""
+    seen: dict[tuple[bytes, bytes, float], PrivacyRegion] = {}
+    for a, b in inputs or default_pairs(mechanism):
+        for v, w in ((a, b), (b, a)):
+            if isinstance(mechanism, RegionMechanism) and (v, w) == (0, 1):
+                r = mechanism.region()
+            else:
+                r = PrivacyRegion.from_pair(mechanism.probabilities(v), mechanism.probabilities(w))
+            seen.setdefault((r.losses.tobytes(), r.log_p.tobytes(), r.log_p_inf), r)
+    return list(seen.values())
 
-    _names: tuple[str, ...] = ()
 
-    def __init__(self, epsilon: float, delta: float, max_steps: int,
+def describe(mechanism: Mechanism) -> str:
+    """A short name of ``mechanism`` for messages (never its whole probability table).
+
+    Examples
+    --------
+    >>> from lpdp.mechanisms import randomized_response
+    >>> describe(randomized_response(4, 0.7))
+    'a finite mechanism (4 inputs, 4 outputs)'
+    """
+    d = mechanism.to_dict()
+    kind = d.get("type")
+    if kind == "finite":
+        return f"a finite mechanism ({len(d['table'])} inputs, {len(d['outputs'])} outputs)"
+    if kind in ("gaussian", "laplace"):
+        scale = "sigma" if kind == "gaussian" else "scale"
+        return f"the {kind} mechanism ({scale}={d[scale]:g}, sensitivity={d['sensitivity']:g})"
+    return f"the {kind} mechanism {d.get('name', '')!r}".replace(" ''", "")
+
+
+def _not_applicable(mechanism: Mechanism, what: str) -> NotApplicableError:
+    return NotApplicableError(f"{what} is not defined for {describe(mechanism)}")
+
+
+def round_delta(mechanism: Mechanism, epsilon: float,
+                inputs: Sequence[tuple[Any, Any]] | None = None) -> float:
+    """The exact δ(ε) of one round: ``max over ordered input pairs of E_P[(1 - e^{ε - L})_+]``.
+
+    Gaussian and Laplace: the closed forms of their trade-off functions (Balle–Wang; Laplace
+    ``1 - e^{(ε - r)/2}`` for ``ε < r = sensitivity/scale``); finite: the exact region of each ordered
+    pair (outcomes impossible under the neighbour count in full). ``inputs`` are the mechanism inputs of
+    the neighbouring pairs (finite mechanisms; default :func:`default_pairs`).
+
+    Examples
+    --------
+    >>> from lpdp.mechanisms import randomized_response
+    >>> round(round_delta(randomized_response(2, math.log(3.0)), 0.0), 6)   # 0.75 - 0.25
+    0.5
+    """
+    epsilon = check_epsilon(epsilon)
+    if isinstance(mechanism, (GaussianMechanism, LaplaceMechanism)):
+        return float(mechanism.tradeoff().delta(epsilon))
+    if isinstance(mechanism, FiniteMechanism):
+        return max(float(r.delta(epsilon)) for r in _pair_regions(mechanism, inputs))
+    raise _not_applicable(mechanism, "an exact privacy profile δ(ε)")
+
+
+def round_epsilon(mechanism: Mechanism, delta: float,
+                  inputs: Sequence[tuple[Any, Any]] | None = None) -> float:
+    """The smallest ``ε >= 0`` with ``round_delta(mechanism, ε) <= δ`` (rounded up; ``inf`` if none).
+
+    Examples
+    --------
+    >>> from lpdp.mechanisms import LaplaceMechanism
+    >>> e = round_epsilon(LaplaceMechanism(1.0), 0.25)     # 1 - e^{(ε - 1)/2} = 1/4
+    >>> abs(e - (1 + 2 * math.log(0.75))) < 1e-12
+    True
+    """
+    delta = check_delta(delta)
+    if isinstance(mechanism, (GaussianMechanism, LaplaceMechanism)):
+        return float(mechanism.tradeoff().epsilon(delta))
+    if isinstance(mechanism, FiniteMechanism):
+        return max(float(r.epsilon(delta)) for r in _pair_regions(mechanism, inputs))
+    raise _not_applicable(mechanism, "an exact privacy profile δ(ε)")
+
+
+def renyi_divergence(mechanism: Mechanism, alpha: float,
+                     inputs: Sequence[tuple[Any, Any]] | None = None) -> float:
+    """``D_α`` of one round, the largest over ordered input pairs (``inf`` when an outcome possible
+    under one input is impossible under the other), rounded up by a few ulps.
+
+    Gaussian: ``α μ²/2``; Laplace (Mironov 2017, ``r = sensitivity/scale``):
+    ``log(α/(2α-1) e^{(α-1) r} + (α-1)/(2α-1) e^{-α r}) / (α-1)``; finite:
+    ``log Σ_y p_y^α q_y^{1-α} / (α-1)``, summed in log space.
+
+    Examples
+    --------
+    >>> renyi_divergence(GaussianMechanism(2.0), 4.0)   # 4 × 0.25 / 2
+    0.5
+    """
+    a = float(alpha)
+    if not (a > 1 and math.isfinite(a)):
+        raise ParameterError(f"alpha={alpha!r}: must be finite and > 1")
+    if isinstance(mechanism, GaussianMechanism):
+        return a * mechanism.mu**2 / 2.0
+    if isinstance(mechanism, LaplaceMechanism):
+        r = _laplace_r(mechanism)
+        d = float(np.logaddexp(math.log(a / (2 * a - 1)) + (a - 1) * r,
+                               math.log((a - 1) / (2 * a - 1)) - a * r)) / (a - 1)
+    elif isinstance(mechanism, FiniteMechanism):
+        d = -math.inf
+        for r in _pair_regions(mechanism, inputs):
+            if r.log_p_inf > -math.inf:
+                return math.inf
+            # Σ p^α q^{1-α} = E_P[e^{(α-1) L}], from the exact log masses
+            d = max(d, float(special.logsumexp((a - 1) * r.losses + r.log_p)) / (a - 1))
+    else:
+        raise _not_applicable(mechanism, "a Rényi divergence")
+    for _ in range(4):
+        d = math.nextafter(d, math.inf)
+    return max(d, 0.0)
+
+
+def zcdp_rho(mechanism: Mechanism, inputs: Sequence[tuple[Any, Any]] | None = None) -> float:
+    """``ρ`` with which one round is ρ-zCDP (Bun and Steinke 2016): Gaussian ``μ²/2`` (exact); a
+    mechanism that is pure ε-DP (Laplace ``ε = r``; finite with every loss finite, ``ε`` the largest
+    ``|loss|``) gives ``ε²/2`` (their Proposition 3.3). Raises :class:`NotApplicableError` otherwise.
+
+    Examples
+    --------
+    >>> zcdp_rho(GaussianMechanism(2.0))
+    0.125
+    """
+    if isinstance(mechanism, GaussianMechanism):
+        return mechanism.mu**2 / 2.0
+    if isinstance(mechanism, LaplaceMechanism):
+        eps = _laplace_r(mechanism)
+    elif isinstance(mechanism, FiniteMechanism):
+        eps = 0.0
+        for r in _pair_regions(mechanism, inputs):
+            if r.log_p_inf > -math.inf or r.log_q_ninf > -math.inf:
+                raise NotApplicableError(f"{describe(mechanism)} is not zCDP (an outcome is "
+                                         "impossible under a neighbour)")
+            eps = max(eps, float(np.max(np.abs(r.losses), initial=0.0)))
+    else:
+        raise _not_applicable(mechanism, "zCDP")
+    return math.nextafter(eps * eps / 2.0, math.inf)
+
+
+# -- the filters ----------------------------------------------------------------------------------
+#: ``max_steps`` of a mechanism-level filter without a cap on the number of rounds.
+UNLIMITED = ROUNDS_CAP
+
+
+class MechanismLevelFilter(Filter):
+    """A filter that charges per-round parameters (exact sums) and halts before its budget would pass.
+
+    Subclasses give the charged parameters' names (``names``), the per-round :meth:`cost` and the budget
+    test :meth:`fits`. :meth:`spent` reports the sums; :meth:`remaining` what each budget has left.
+    """
+
+    names: tuple[str, ...] = ()
+
+    def __init__(self, epsilon: float, delta: float, max_steps: int | None,
                  pairs: Sequence[tuple[Hashable, Hashable]]) -> None:
-        super().__init__(epsilon, max_steps, pairs)
+        super().__init__(epsilon, UNLIMITED if max_steps is None else max_steps, pairs)
         self.delta = self.claimed_delta = check_delta(delta)
-        self._totals = (0.0,) * len(self._names)
+        self._totals: tuple[Fraction, ...] = (Fraction(0),) * len(self.names)
+        self._costs: dict[Step, tuple[float, ...]] = {}
 
     @abstractmethod
-    def _cost(self, mechanism: Mechanism) -> tuple[float, ...]:
-        """The per-round parameters charged for ``mechanism`` (one per name in ``_names``)."""
+    def round_cost(self, mechanism: Mechanism, inputs: Sequence[tuple[Any, Any]]) -> tuple[float, ...]:
+        """The per-round parameters charged for ``mechanism`` on these input pairs (one per name)."""
 
     @abstractmethod
-    def _fits(self, totals: tuple[float, ...]) -> bool:
-        """Whether accumulated parameters ``totals`` are within the budget."""
+    def fits(self, totals: tuple[Fraction, ...]) -> bool:
+        """Whether accumulated parameters ``totals`` (exact sums) are within the budget."""
 
-    def _grant(self, step: int, current: Step, nxt: Sequence[Any] | None) -> str | None:
+    def cost(self, mechanism: Mechanism, request: Request | None = None) -> tuple[float, ...]:
+        """The parameters charged for one round of ``(mechanism, request)`` (cached)."""
+        key = (mechanism, request)
+        out = self._costs.get(key)
+        if out is None:
+            inputs = [self._inputs(request, a, b) for a, b in self.pairs]
+            out = self._costs[key] = tuple(float(c) for c in self.round_cost(mechanism, inputs))
+        return out
+
+    def _after(self, totals: tuple[Fraction, ...], cost: tuple[float, ...],
+               times: int = 1) -> tuple[Fraction, ...] | None:
+        if not all(math.isfinite(c) for c in cost):
+            return None
+        return tuple(t + times * Fraction(c) for t, c in zip(totals, cost, strict=True))
+
+    def decide(self, step: int, current: Step, nxt: Sequence[Any] | None) -> str | None:
         if step > self.max_steps:
             return f"max_steps={self.max_steps} reached"
-        new = tuple(t + c for t, c in zip(self._totals, self._cost(current[0]), strict=True))
-        if not self._fits(new):
-            shown = ", ".join(f"{n} = {v:.6g}" for n, v in zip(self._names, new, strict=True))
+        new = self._after(self._totals, self.cost(*current))
+        if new is None or not self.fits(new):
+            shown = ", ".join(f"{n} = {float(v):.6g}" for n, v in
+                              zip(self.names, new or self.cost(*current), strict=True))
             return f"step {step} would pass the budget ({shown})"
         self._totals = new
         return None
 
-    def charged(self) -> dict[str, float]:
-        """The accumulated per-round parameters."""
-        return dict(zip(self._names, self._totals, strict=True))
+    def spent(self) -> dict[str, float]:
+        """The odometer: the sum of each charged parameter so far."""
+        return {n: float(t) for n, t in zip(self.names, self._totals, strict=True)}
 
-    def iid_rule(self, mechanism: Mechanism, request: Request | None = None) -> StoppingRule:
-        raise ParameterError(f"{type(self).__name__}: a mechanism-level filter has a deterministic "
-                             "stopping time on i.i.d. rounds; use iid_stopping_time()")
+    def iid_stopping_time(self, mechanism: Mechanism, request: Request | None = None) -> int:
+        """Rounds a fresh copy of this filter grants when every round is ``(mechanism, request)``:
+        the largest ``k <= max_steps`` whose k-fold charge fits (exponential search and bisection on
+        exact sums, so O(log k) budget tests)."""
+        cost = self.cost(mechanism, request)
+        zero = (Fraction(0),) * len(cost)
 
-    def iid_stopping_time(self, mechanism: Mechanism) -> int:
-        """Rounds a fresh copy of this filter grants when every round is ``mechanism``."""
-        cost = self._cost(mechanism)
-        totals = (0.0,) * len(cost)
-        k = 0
-        while k < self.max_steps:
-            new = tuple(t + c for t, c in zip(totals, cost, strict=True))
-            if not self._fits(new):
-                break
-            totals, k = new, k + 1
-        return k
+        def ok(k: int) -> bool:
+            new = self._after(zero, cost, k)
+            return new is not None and self.fits(new)
+
+        return _largest(ok, self.max_steps)[0]
 
 
-class AdditiveFilter(_MechanismLevelFilter):
-    """Additive filter (Rogers et al. 2016; spec filter.md §2): continue while ``Σ ε_i <= ε`` and
-    ``Σ δ_i <= δ``; a Gaussian round is charged ``(round_epsilon, δ_G(round_epsilon))``.
+def _largest(feasible: Callable[[int], bool], cap: int) -> tuple[int, bool]:
+    """The largest k in [0, cap] with ``feasible(k)`` (monotone), and whether it is the cap."""
+    if not feasible(1):
+        return 0, False
+    lo, hi = 1, 2
+    while hi <= cap and feasible(hi):
+        lo, hi = hi, 2 * hi
+    if hi > cap:
+        if feasible(cap):
+            return cap, True
+        hi = cap
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if feasible(mid) else (lo, mid)
+    return lo, False
+
+
+class AdditiveFilter(MechanismLevelFilter):
+    """Additive filter (Rogers et al. 2016): continue while ``Σ ε_i <= ε`` and ``Σ δ_i <= δ``; a round
+    is charged ``(round_epsilon, δ(round_epsilon))`` from its exact profile (:func:`round_delta`).
 
     Examples
     --------
@@ -121,10 +356,10 @@ class AdditiveFilter(_MechanismLevelFilter):
     2
     """
 
-    _names = ("epsilon", "delta")
+    names = ("epsilon", "delta")
 
     def __init__(self, epsilon: float, delta: float, round_epsilon: float, *,
-                 max_steps: int = MAX_ROUNDS,
+                 max_steps: int | None = None,
                  pairs: Sequence[tuple[Hashable, Hashable]] = ((1, 0),)) -> None:
         super().__init__(epsilon, delta, max_steps, pairs)
         self.round_epsilon = check_epsilon(round_epsilon, "round_epsilon")
@@ -133,11 +368,16 @@ class AdditiveFilter(_MechanismLevelFilter):
         return {"epsilon": self.epsilon, "delta": self.delta, "round_epsilon": self.round_epsilon,
                 "max_steps": self.max_steps}
 
-    def _cost(self, mechanism: Mechanism) -> tuple[float, ...]:
-        return self.round_epsilon, gaussian_delta(self.round_epsilon, _mu(mechanism))
+    def round_cost(self, mechanism: Mechanism, inputs: Sequence[tuple[Any, Any]]) -> tuple[float, ...]:
+        return self.round_epsilon, round_delta(mechanism, self.round_epsilon, inputs)
 
-    def _fits(self, totals: tuple[float, ...]) -> bool:
-        return totals[0] <= self.epsilon and totals[1] <= self.delta
+    def fits(self, totals: tuple[Fraction, ...]) -> bool:
+        return totals[0] <= Fraction(self.epsilon) and totals[1] <= Fraction(self.delta)
+
+    def remaining(self) -> dict[str, float]:
+        return {**super().remaining(),
+                "epsilon": float(Fraction(self.epsilon) - self._totals[0]),
+                "delta": float(Fraction(self.delta) - self._totals[1])}
 
 
 def _rruv_k(eps: float, delta: float, sum_e2: float, sum_term: float) -> float:
@@ -147,11 +387,10 @@ def _rruv_k(eps: float, delta: float, sum_e2: float, sum_term: float) -> float:
                                 * math.log(2.0 / delta))
 
 
-class AdvancedFilter(_MechanismLevelFilter):
-    """Advanced-composition filter (Rogers, Roth, Ullman, Vadhan 2016, Thm 5.1; spec filter.md §2):
-    halt if ``Σ δ_i > δ/2`` or ``K > ε`` with
-    ``K = Σ ε_i (e^{ε_i} - 1)/2 + sqrt((Σ ε_i² + ε²/(28.04 ln(1/δ))) (2 + ln(28.04 ln(1/δ) Σ ε_i²/ε²
-    + 1)) ln(2/δ))``.
+class AdvancedFilter(MechanismLevelFilter):
+    """Advanced-composition filter (Rogers, Roth, Ullman, Vadhan 2016, Thm 5.1): halt if
+    ``Σ δ_i > δ/2`` or ``K > ε`` with ``K = Σ ε_i (e^{ε_i} - 1)/2 + sqrt((Σ ε_i² + ε²/(28.04 ln(1/δ)))
+    (2 + ln(28.04 ln(1/δ) Σ ε_i²/ε² + 1)) ln(2/δ))``.
 
     Examples
     --------
@@ -159,10 +398,10 @@ class AdvancedFilter(_MechanismLevelFilter):
     0
     """
 
-    _names = ("sum_epsilon_term", "sum_epsilon_squared", "delta")
+    names = ("sum_epsilon_term", "sum_epsilon_squared", "delta")
 
     def __init__(self, epsilon: float, delta: float, round_epsilon: float, *,
-                 max_steps: int = MAX_ROUNDS,
+                 max_steps: int | None = None,
                  pairs: Sequence[tuple[Hashable, Hashable]] = ((1, 0),)) -> None:
         super().__init__(epsilon, delta, max_steps, pairs)
         if not 0 < self.delta < 1 or self.epsilon == 0:
@@ -174,54 +413,73 @@ class AdvancedFilter(_MechanismLevelFilter):
         return {"epsilon": self.epsilon, "delta": self.delta, "round_epsilon": self.round_epsilon,
                 "max_steps": self.max_steps}
 
-    def _cost(self, mechanism: Mechanism) -> tuple[float, ...]:
+    def round_cost(self, mechanism: Mechanism, inputs: Sequence[tuple[Any, Any]]) -> tuple[float, ...]:
         e = self.round_epsilon
-        return e * math.expm1(e) / 2.0, e * e, gaussian_delta(e, _mu(mechanism))
+        return e * math.expm1(e) / 2.0, e * e, round_delta(mechanism, e, inputs)
 
-    def _fits(self, totals: tuple[float, ...]) -> bool:
+    def fits(self, totals: tuple[Fraction, ...]) -> bool:
         term, e2, d = totals
-        return d <= self.delta / 2 and _rruv_k(self.epsilon, self.delta, e2, term) <= self.epsilon
+        return (d <= Fraction(self.delta) / 2
+                and _rruv_k(self.epsilon, self.delta, float(e2), float(term)) <= self.epsilon)
 
 
-class ConcentratedFilter(_MechanismLevelFilter):
-    """zCDP-based filter (Whitehouse, Ramdas, Rogers, Wu 2023; spec filter.md §2): continue while
-    ``sqrt(2 ln(1/δ') Σ ε_i²) + Σ ε_i²/2 <= ε`` and ``Σ δ_i <= δ''``, with ``δ' + δ'' = δ``.
+def zcdp_budget(epsilon: float, delta: float) -> float:
+    """The largest ``ρ`` with ``ρ + 2 sqrt(ρ ln(1/δ)) <= ε`` (Bun and Steinke 2016, Prop. 1.3), i.e.
+    ``(sqrt(ln(1/δ) + ε) - sqrt(ln(1/δ)))²``, rounded down until the inequality holds in floating point.
 
     Examples
     --------
-    >>> f = ConcentratedFilter(12.0, 1e-3, round_epsilon=2.0, delta_prime=5e-4)
-    >>> f.iid_stopping_time(GaussianMechanism(2.0))   # k = 2 gives 11.03 + 4 > 12
-    1
+    >>> r = zcdp_budget(6.0, 1e-3)
+    >>> r + 2 * math.sqrt(r * math.log(1e3)) <= 6.0
+    True
+    """
+    big_l = math.log(1.0 / delta)
+    rho = (math.sqrt(big_l + epsilon) - math.sqrt(big_l)) ** 2
+    while rho > 0 and rho + 2.0 * math.sqrt(rho * big_l) > epsilon:
+        rho = math.nextafter(rho, 0.0)
+    return rho
+
+
+class ConcentratedFilter(MechanismLevelFilter):
+    """zCDP filter: continue while ``Σ ρ_i <= ρ*``, the largest ``ρ*`` with
+    ``ρ* + 2 sqrt(ρ* ln(1/δ)) <= ε`` (:func:`zcdp_budget`). A round is charged its :func:`zcdp_rho`;
+    a mechanism that is not zCDP raises :class:`NotApplicableError`.
+
+    Valid for adaptively chosen rounds: it is the Rényi filter of Feldman and Zrnic (2021) at the fixed
+    order ``α* = 1 + sqrt(ln(1/δ)/ρ*)``, since a ρ-zCDP round has ``D_α* <= α* ρ`` and
+    ``α* ρ* + ln(1/δ)/(α* - 1) = ρ* + 2 sqrt(ρ* ln(1/δ)) <= ε``.
+
+    Examples
+    --------
+    >>> ConcentratedFilter(6.0, 1e-3).iid_stopping_time(GaussianMechanism(2.0))   # ⌊0.930 / 0.125⌋
+    7
     """
 
-    _names = ("sum_epsilon_squared", "delta")
+    names = ("rho",)
 
-    def __init__(self, epsilon: float, delta: float, round_epsilon: float, delta_prime: float, *,
-                 max_steps: int = MAX_ROUNDS,
+    def __init__(self, epsilon: float, delta: float, *, max_steps: int | None = None,
                  pairs: Sequence[tuple[Hashable, Hashable]] = ((1, 0),)) -> None:
         super().__init__(epsilon, delta, max_steps, pairs)
-        self.round_epsilon = check_epsilon(round_epsilon, "round_epsilon")
-        self.delta_prime = check_delta(delta_prime, "delta_prime")
-        if not 0 < self.delta_prime < self.delta:
-            raise ParameterError(f"delta_prime={delta_prime!r}: must be in (0, delta={delta!r})")
+        if not 0 < self.delta < 1:
+            raise ParameterError(f"delta={delta!r}: the concentrated filter needs delta in (0, 1)")
+        self.rho_budget = zcdp_budget(self.epsilon, self.delta)
 
     def config(self) -> dict[str, Any]:
-        return {"epsilon": self.epsilon, "delta": self.delta, "round_epsilon": self.round_epsilon,
-                "delta_prime": self.delta_prime, "max_steps": self.max_steps}
+        return {"epsilon": self.epsilon, "delta": self.delta, "max_steps": self.max_steps}
 
-    def _cost(self, mechanism: Mechanism) -> tuple[float, ...]:
-        e = self.round_epsilon
-        return e * e, gaussian_delta(e, _mu(mechanism))
+    def round_cost(self, mechanism: Mechanism, inputs: Sequence[tuple[Any, Any]]) -> tuple[float, ...]:
+        return (zcdp_rho(mechanism, inputs),)
 
-    def _fits(self, totals: tuple[float, ...]) -> bool:
-        e2, d = totals
-        lhs = math.sqrt(2.0 * math.log(1.0 / self.delta_prime) * e2) + e2 / 2.0
-        return lhs <= self.epsilon and d <= self.delta - self.delta_prime
+    def fits(self, totals: tuple[Fraction, ...]) -> bool:
+        return totals[0] <= Fraction(self.rho_budget)
+
+    def remaining(self) -> dict[str, float]:
+        return {**super().remaining(), "rho": float(Fraction(self.rho_budget) - self._totals[0])}
 
 
-class RenyiFilter(_MechanismLevelFilter):
-    """Rényi filter of fixed order α (Feldman and Zrnic 2021; Lécuyer 2021; spec filter.md §2): continue
-    while ``Σ ρ_i(α) <= ε - ln(1/δ)/(α - 1)``; a Gaussian round costs ``ρ(α) = α μ²/2``.
+class RenyiFilter(MechanismLevelFilter):
+    """Rényi filter of fixed order α (Feldman and Zrnic 2021; Lécuyer 2021): continue while
+    ``Σ D_α(round i) <= ε - ln(1/δ)/(α - 1)``; a round is charged :func:`renyi_divergence`.
 
     Examples
     --------
@@ -229,9 +487,9 @@ class RenyiFilter(_MechanismLevelFilter):
     7
     """
 
-    _names = ("rdp",)
+    names = ("rdp",)
 
-    def __init__(self, epsilon: float, delta: float, alpha: float, *, max_steps: int = MAX_ROUNDS,
+    def __init__(self, epsilon: float, delta: float, alpha: float, *, max_steps: int | None = None,
                  pairs: Sequence[tuple[Hashable, Hashable]] = ((1, 0),)) -> None:
         super().__init__(epsilon, delta, max_steps, pairs)
         self.alpha = float(alpha)
@@ -239,30 +497,50 @@ class RenyiFilter(_MechanismLevelFilter):
             raise ParameterError(f"alpha={alpha!r}: must be finite and > 1")
         if not 0 < self.delta < 1:
             raise ParameterError(f"delta={delta!r}: the Rényi filter needs delta in (0, 1)")
+        self.rdp_budget = math.nextafter(
+            self.epsilon - math.log(1.0 / self.delta) / (self.alpha - 1.0), -math.inf)
 
     def config(self) -> dict[str, Any]:
         return {"epsilon": self.epsilon, "delta": self.delta, "alpha": self.alpha,
                 "max_steps": self.max_steps}
 
-    def _cost(self, mechanism: Mechanism) -> tuple[float, ...]:
-        return (self.alpha * _mu(mechanism) ** 2 / 2.0,)
+    def round_cost(self, mechanism: Mechanism, inputs: Sequence[tuple[Any, Any]]) -> tuple[float, ...]:
+        return (renyi_divergence(mechanism, self.alpha, inputs),)
 
-    def _fits(self, totals: tuple[float, ...]) -> bool:
-        return totals[0] <= self.epsilon - math.log(1.0 / self.delta) / (self.alpha - 1.0)
+    def fits(self, totals: tuple[Fraction, ...]) -> bool:
+        return self.rdp_budget >= 0 and totals[0] <= Fraction(self.rdp_budget)
+
+    def remaining(self) -> dict[str, float]:
+        return {**super().remaining(), "rdp": float(Fraction(self.rdp_budget) - self._totals[0])}
 
 
+# -- best parameters for i.i.d. rounds ------------------------------------------------------------
 @dataclass(frozen=True)
 class Baseline:
-    """A mechanism-level filter with the per-round parameters that maximise its i.i.d. rounds."""
+    """A mechanism-level filter (or the classical reference) with the parameters that maximise its
+    number of i.i.d. rounds.
+
+    ``rounds`` is ``None`` when the baseline does not apply (``note`` says why); ``at_least`` marks a
+    count that reached the search cap (the true count is at least ``rounds``).
+    """
 
     name: str
-    rounds: int
-    filter: _MechanismLevelFilter | None
-    parameters: dict[str, float]
+    rounds: int | None
+    filter: MechanismLevelFilter | None = field(default=None, repr=False)
+    parameters: dict[str, float] = field(default_factory=dict)
+    at_least: bool = False
+    note: str = ""
+
+    def describe(self) -> str:
+        """``"7"``, ``"at least 1048576"`` or ``"not applicable: ..."``."""
+        if self.rounds is None:
+            return self.note
+        return f"at least {self.rounds}" if self.at_least else str(self.rounds)
 
 
 def classical_rounds(mu: float, epsilon: float, delta: float) -> int:
-    """Optimal classical composition (spec filter.md §2): the largest k with ``δ_G(ε; μ√k) <= δ``.
+    """Optimal classical composition of Gaussian rounds: the largest k with ``δ_G(ε; μ√k) <= δ``
+    (exact for every k: the closed form costs O(1) per k, so the search has no cap below 2^53).
 
     Examples
     --------
@@ -270,92 +548,157 @@ def classical_rounds(mu: float, epsilon: float, delta: float) -> int:
     11
     """
     mu, epsilon, delta = check_positive(mu, "mu"), check_epsilon(epsilon), check_delta(delta)
-    lo, hi = 0, 1
-    while hi <= MAX_ROUNDS and gaussian_delta(epsilon, mu * math.sqrt(hi)) <= delta:
-        lo, hi = hi, 2 * hi
-    while hi - lo > 1:  # δ_G(ε; μ√k) increases with k
-        mid = (lo + hi) // 2
-        lo, hi = (mid, hi) if gaussian_delta(epsilon, mu * math.sqrt(mid)) <= delta else (lo, mid)
-    return lo
+    k, at_least = _largest(lambda k: gaussian_delta(epsilon, mu * math.sqrt(k)) <= delta, ROUNDS_CAP)
+    if at_least:
+        raise ParameterError(f"mu={mu!r}: more than {ROUNDS_CAP} rounds fit the budget")
+    return k
 
 
-def _largest(feasible: Any) -> int:
-    """The largest k in [0, MAX_ROUNDS] with ``feasible(k)`` (feasibility is monotone in k)."""
-    lo, hi = 0, 1
-    while hi <= MAX_ROUNDS and feasible(hi):
-        lo, hi = hi, 2 * hi
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (mid, hi) if feasible(mid) else (lo, mid)
-    return lo
+def _classical(mechanism: Mechanism, epsilon: float, delta: float, pairs: Pairs) -> Baseline:
+    if isinstance(mechanism, GaussianMechanism):
+        return Baseline("classical", classical_rounds(mechanism.mu, epsilon, delta))
+    if isinstance(mechanism, FiniteMechanism):
+        from lpdp.compose.multi import compose_regions
+
+        worst = (FINITE_CLASSICAL_CAP, True)
+        def composed_delta(r: PrivacyRegion, k: int) -> float:
+            if not np.any(r.losses != 0):  # only the atoms 0 and +inf: δ_k(ε) = 1 - (1 - p_inf)^k
+                return -math.expm1(k * math.log1p(-math.exp(r.log_p_inf)))
+            return float(compose_regions([(r, k)]).delta(epsilon))
+
+        for r in _pair_regions(mechanism, pairs):
+            try:
+                k = _largest(lambda k, r=r: composed_delta(r, k) <= delta, FINITE_CLASSICAL_CAP)
+            except ParameterError as exc:  # a pair whose region is not its own mirror
+                return Baseline("classical", None, note=f"not available: {exc}")
+            worst = min(worst, k)
+        return Baseline("classical", worst[0], at_least=worst[1])
+    return Baseline("classical", None, note="not available for this mechanism")
 
 
-def gaussian_baselines(sigma: float, epsilon: float, delta: float, *,
-                       sensitivity: float = 1.0) -> dict[str, Baseline]:
-    """Each mechanism-level filter with the per-round parameters (and Rényi order) that maximise its
-    number of i.i.d. Gaussian rounds, plus the optimal classical composition (spec filter.md §2).
+def _best_alpha(mechanism: Mechanism, epsilon: float, delta: float,
+                inputs: Sequence[tuple[Any, Any]]) -> float:
+    """The Rényi order maximising the i.i.d. rounds ``(ε - ln(1/δ)/(α-1)) / D_α`` (closed form for the
+    Gaussian; a log grid plus bounded refinement otherwise; any order gives a valid filter)."""
+    big_l = math.log(1.0 / delta)
+    if isinstance(mechanism, GaussianMechanism):
+        return 1.0 + (big_l + math.sqrt(big_l * (big_l + epsilon))) / epsilon
 
-    * additive: equal split ``ε_i = ε/k`` (optimal for i.i.d. rounds), largest k with
-      ``k δ_G(ε/k) <= δ``;
-    * advanced: the smallest ``ε_i`` with ``k δ_G(ε_i) <= δ/2``, largest k with ``K <= ε``;
-    * concentrated: as advanced with ``δ'' = δ - δ'``, the split δ' chosen on a log grid;
-    * Rényi: ``α = 1 + (L + sqrt(L (L + ε)))/ε`` with ``L = ln(1/δ)``, which gives the closed form
-      ``k = ⌊(sqrt(L + ε) - sqrt(L))² / (μ²/2)⌋``.
+    def rounds(s: float) -> float:
+        a = 1.0 + math.exp(s)
+        d = renyi_divergence(mechanism, a, inputs)
+        room = epsilon - big_l / (a - 1.0)
+        if d == 0:
+            return -math.inf if room >= 0 else 0.0
+        return -room / d
 
-    Every returned filter, run on i.i.d. rounds, grants exactly ``rounds`` rounds (tested).
+    grid = np.linspace(math.log(1e-3), math.log(1e4), 121)
+    vals = [rounds(float(s)) for s in grid]
+    i = int(np.argmin(vals))
+    res = optimize.minimize_scalar(rounds, bounds=(grid[max(i - 1, 0)], grid[min(i + 1, 120)]),
+                                   method="bounded", options={"xatol": 1e-10})
+    best = float(res.x) if res.fun <= vals[i] else float(grid[i])
+    return 1.0 + math.exp(best)
 
-    Examples
-    --------
-    >>> b = gaussian_baselines(2.0, 6.0, 1e-3)
-    >>> {k: v.rounds for k, v in b.items()}
-    {'additive': 3, 'advanced': 0, 'concentrated': 0, 'renyi': 7, 'classical': 11}
-    """
-    sigma, epsilon = check_positive(sigma, "sigma"), check_epsilon(epsilon)
-    delta = check_delta(delta)
-    if not 0 < delta < 1 or epsilon == 0:
-        raise ParameterError(f"epsilon={epsilon!r}, delta={delta!r}: need epsilon > 0 and delta in "
-                             "(0, 1)")
-    g = GaussianMechanism(sigma, sensitivity)
-    mu = g.mu
-    out: dict[str, Baseline] = {}
 
+def best_additive(mechanism: Mechanism, epsilon: float, delta: float, pairs: Pairs) -> Baseline:
+    """The additive filter with the equal split ``ε_i = ε/k`` (optimal for i.i.d. rounds) and the
+    largest k with ``k δ(ε/k) <= δ``."""
     def split(k: int) -> float:
-        """The largest ε_i whose k-fold float sum (as the filter adds) stays <= ε."""
+        """The largest ε_i with k ε_i <= ε exactly (as the filter sums)."""
         e = epsilon / k
-        while sum([e] * k) > epsilon:
+        while k * Fraction(e) > Fraction(epsilon):
             e = math.nextafter(e, 0.0)
         return e
 
-    k = _largest(lambda k: k * gaussian_delta(split(k), mu) <= delta)
-    add = AdditiveFilter(epsilon, delta, split(k)) if k else None
-    out["additive"] = Baseline("additive", k, add, {"round_epsilon": split(k) if k else 0.0})
+    def filt(k: int, cap: int | None = None) -> AdditiveFilter:
+        return AdditiveFilter(epsilon, delta, split(k), max_steps=cap or k, pairs=pairs)
 
-    def adv_e(k: int) -> float:
-        return gaussian_epsilon(delta / (2 * k), mu)
+    k, capped = _largest(lambda k: filt(k).iid_stopping_time(mechanism) >= k, ROUNDS_CAP)
+    f = filt(max(k, 1), UNLIMITED)
+    return Baseline("additive", k, f, {"round_epsilon": f.round_epsilon}, capped)
 
-    k = _largest(lambda k: AdvancedFilter(epsilon, delta, adv_e(k), max_steps=k)
-                 .iid_stopping_time(g) >= k)
-    out["advanced"] = Baseline("advanced", k, AdvancedFilter(epsilon, delta, adv_e(k)) if k else None,
-                               {"round_epsilon": adv_e(k) if k else 0.0})
 
-    best = (0, None, {"round_epsilon": 0.0, "delta_prime": 0.0})
-    for dp in np.geomspace(delta * 1e-4, delta * (1 - 1e-3), 60):
-        dp = float(dp)
+def best_advanced(mechanism: Mechanism, epsilon: float, delta: float, pairs: Pairs) -> Baseline:
+    """The advanced filter with the smallest ``ε_i`` such that ``k δ(ε_i) <= δ/2``, largest k with
+    ``K <= ε``."""
+    def filt(k: int, cap: int | None = None) -> AdvancedFilter | None:
+        e = round_epsilon(mechanism, delta / (2 * k), pairs)
+        return (AdvancedFilter(epsilon, delta, e, max_steps=cap or k, pairs=pairs)
+                if math.isfinite(e) else None)
 
-        def conc(k: int, dp: float = dp) -> ConcentratedFilter:
-            return ConcentratedFilter(epsilon, delta, gaussian_epsilon((delta - dp) / k, mu), dp,
-                                      max_steps=k)
+    def ok(k: int) -> bool:
+        f = filt(k)
+        return f is not None and f.iid_stopping_time(mechanism) >= k
 
-        k = _largest(lambda k, conc=conc: conc(k).iid_stopping_time(g) >= k)
-        if k > best[0]:
-            f = conc(k)
-            f.max_steps = MAX_ROUNDS
-            best = (k, f, {"round_epsilon": f.round_epsilon, "delta_prime": dp})
-    out["concentrated"] = Baseline("concentrated", best[0], best[1], best[2])
+    k, capped = _largest(ok, ROUNDS_CAP)
+    f = filt(max(k, 1), UNLIMITED)
+    if f is None:
+        raise NotApplicableError(f"{describe(mechanism)}: no finite per-round epsilon has "
+                                 f"delta(epsilon) <= delta/2 = {delta / 2:g}")
+    return Baseline("advanced", k, f, {"round_epsilon": f.round_epsilon}, capped)
 
-    big_l = math.log(1.0 / delta)
-    alpha = 1.0 + (big_l + math.sqrt(big_l * (big_l + epsilon))) / epsilon
-    ren = RenyiFilter(epsilon, delta, alpha)
-    out["renyi"] = Baseline("renyi", ren.iid_stopping_time(g), ren, {"alpha": alpha})
-    out["classical"] = Baseline("classical", classical_rounds(mu, epsilon, delta), None, {})
+
+def best_concentrated(mechanism: Mechanism, epsilon: float, delta: float, pairs: Pairs) -> Baseline:
+    """The zCDP filter (its only parameter is the budget)."""
+    f = ConcentratedFilter(epsilon, delta, pairs=pairs)
+    k = f.iid_stopping_time(mechanism)
+    return Baseline("concentrated", k, f, {"rho": f.cost(mechanism)[0], "rho_budget": f.rho_budget},
+                    k == UNLIMITED)
+
+
+def best_renyi(mechanism: Mechanism, epsilon: float, delta: float, pairs: Pairs) -> Baseline:
+    """The Rényi filter at the order that maximises the i.i.d. rounds."""
+    alpha = _best_alpha(mechanism, epsilon, delta, pairs)
+    f = RenyiFilter(epsilon, delta, alpha, pairs=pairs)
+    k = f.iid_stopping_time(mechanism)
+    note = ("" if math.isfinite(f.cost(mechanism)[0]) else
+            "infinite Rényi divergence: an outcome is impossible under a neighbour")
+    return Baseline("renyi", k, f, {"alpha": alpha}, k == UNLIMITED, note)
+
+
+#: The best i.i.d. parameters of each mechanism-level filter, and the classical reference.
+BEST: dict[str, Callable[[Mechanism, float, float, Pairs], Baseline]] = {
+    "additive": best_additive,
+    "advanced": best_advanced,
+    "concentrated": best_concentrated,
+    "renyi": best_renyi,
+    "classical": _classical,
+}
+
+
+def baselines(mechanism: Mechanism, epsilon: float, delta: float, *,
+              pairs: Sequence[tuple[Hashable, Hashable]] | None = None) -> dict[str, Baseline]:
+    """Each mechanism-level filter with the per-round parameters (and Rényi order) that maximise its
+    number of i.i.d. rounds of ``mechanism``, plus the optimal classical composition (a reference).
+
+    * additive: equal split ``ε_i = ε/k`` (optimal for i.i.d. rounds), largest k with
+      ``k δ(ε/k) <= δ``;
+    * advanced: the smallest ``ε_i`` with ``k δ(ε_i) <= δ/2``, largest k with ``K <= ε``;
+    * concentrated: ``Σ ρ_i <= ρ*`` (not applicable unless the mechanism is zCDP);
+    * Rényi: the order maximising the rounds (Gaussian: ``α = 1 + (L + sqrt(L (L + ε)))/ε`` with
+      ``L = ln(1/δ)``, which gives ``k = ⌊(sqrt(L + ε) - sqrt(L))² / (μ²/2)⌋``);
+    * classical: the largest k whose k-fold composition has ``δ(ε) <= δ`` (Gaussian closed form; finite
+      mechanisms by exact composition of each ordered pair, up to ``FINITE_CLASSICAL_CAP``).
+
+    Every returned filter, run on i.i.d. rounds, grants exactly ``rounds`` rounds (tested). Counts are
+    never capped silently: ``at_least`` marks a count that reached a search cap.
+
+    Examples
+    --------
+    >>> b = baselines(GaussianMechanism(2.0), 6.0, 1e-3)
+    >>> {k: v.rounds for k, v in b.items()}
+    {'additive': 3, 'advanced': 0, 'concentrated': 7, 'renyi': 7, 'classical': 11}
+    """
+    epsilon, delta = check_epsilon(epsilon), check_delta(delta)
+    if not 0 < delta < 1 or epsilon == 0:
+        raise ParameterError(f"epsilon={epsilon!r}, delta={delta!r}: need epsilon > 0 and delta in "
+                             "(0, 1)")
+    pairs = tuple(default_pairs(mechanism) if pairs is None else pairs)
+    out: dict[str, Baseline] = {}
+    for name, best in BEST.items():
+        try:
+            out[name] = best(mechanism, epsilon, delta, pairs)
+        except NotApplicableError as exc:
+            out[name] = Baseline(name, None, note=f"not applicable: {exc}")
     return out

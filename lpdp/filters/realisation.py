@@ -26,6 +26,7 @@ from lpdp.filters.params import check_budget
 from lpdp.mechanisms import Mechanism, Request, mechanism_from_dict
 
 __all__ = [
+    "Filter",
     "StoppingRule",
     "RealisationFilter",
     "UnionBoundFilter",
@@ -101,8 +102,26 @@ class StoppingRule:
         return np.all(within(losses, np.asarray(self.thresholds)), axis=-1)
 
 
-class _Filter(ABC):
-    """Shared bookkeeping: pairs, realised losses, ask/record protocol, transcript."""
+class Filter(ABC):
+    """The public privacy-filter protocol: ask before running a step, record its output, read the odometer.
+
+    Every filter of :mod:`lpdp.filters` (realisation-level and mechanism-level) is a ``Filter``:
+
+    * :meth:`ask` ``(mechanism, request=None, *, next=None) -> bool``: would running ``mechanism`` at the
+      next step keep the guarantee? ``True`` grants the step (its output must then be recorded);
+      ``False`` halts the filter for good (what dp_accounting and Flower call ``would_exceed``, negated).
+    * :meth:`record` ``(output)``: the released output of the granted step.
+    * :meth:`spent`: the odometer reading (realised privacy loss of every ordered pair, or the charged
+      per-round parameters of a mechanism-level filter); :meth:`remaining`: what is left, where
+      meaningful.
+    * :meth:`save` / :meth:`replay`: a JSON transcript, and a filter rebuilt by re-running it.
+
+    A new filter subclasses ``Filter`` and implements :meth:`config` (its constructor arguments) and
+    :meth:`decide` (grant a step or say why not); it may override :meth:`iid_rule` (a threshold rule for
+    i.i.d. rounds, which the exact audits use), :meth:`guarantee`, :meth:`spent` and :meth:`remaining`.
+    Register it with :func:`lpdp.filters.register_filter` to make it available to ``lpdp filter`` and the
+    scenarios.
+    """
 
     def __init__(self, epsilon: float, max_steps: int,
                  pairs: Sequence[tuple[Hashable, Hashable]]) -> None:
@@ -130,13 +149,15 @@ class _Filter(ABC):
     def config(self) -> dict[str, Any]:
         """The constructor arguments (plain data)."""
 
-    @abstractmethod
     def iid_rule(self, mechanism: Mechanism, request: Request | None = None) -> StoppingRule:
-        """This filter's rule when every round is ``(mechanism, request)``."""
+        """This filter's threshold rule when every round is ``(mechanism, request)`` (for audits)."""
+        raise ParameterError(f"{type(self).__name__}: no threshold rule for i.i.d. rounds")
 
     @abstractmethod
-    def _grant(self, step: int, current: Step, nxt: Sequence[Any] | None) -> str | None:
-        """``None`` if step ``step`` may run (and update look-ahead state), else the halt reason."""
+    def decide(self, step: int, current: Step, nxt: Sequence[Any] | None) -> str | None:
+        """``None`` if step ``step`` may run ``current = (mechanism, request)`` (a filter may update its
+        state here: it is called once per :meth:`ask`), else the reason it halts. ``nxt`` is the
+        ``next=`` argument of :meth:`ask`."""
 
     def guarantee(self, expected_t: float) -> float | None:
         """The filter's own bound on ``P_x(l^{(T)} > ε)`` given ``E_x[T]`` (``None``: no guarantee)."""
@@ -174,7 +195,7 @@ class _Filter(ABC):
             raise ParameterError(f"ask: step {self._steps + 1} was granted but its output was not "
                                  "recorded; call record(y) first")
         current = _step_key(mechanism, request)
-        reason = self._grant(self._steps + 1, current, next)
+        reason = self.decide(self._steps + 1, current, next)
         if reason is not None:
             self._halted = reason
             self._refused = current
@@ -191,7 +212,14 @@ class _Filter(ABC):
                                            f"{self._halted}")
             raise ParameterError("record: no step was granted; call ask(...) first")
         mech, req = self._pending
-        logp = {x: float(mech.log_density(y, x if req is None else req(x))) for x in self._databases}
+        try:
+            logp = {x: float(mech.log_density(y, x if req is None else req(x)))
+                    for x in self._databases}
+        except (TypeError, ValueError) as exc:
+            raise ParameterError(f"record: output {y!r} is not an output of {mech!r} "
+                                 f"({type(exc).__name__}: {exc})") from None
+        if any(math.isnan(v) for v in logp.values()):
+            raise ParameterError(f"record: output {y!r} has no density under {mech!r} (not a number)")
         loss = self._loss
         for k, (a, b) in enumerate(self.pairs):
             d = logp[a] - logp[b]
@@ -221,9 +249,14 @@ class _Filter(ABC):
         """An upper bound on further releases (0 once halted or once the cap N is reached)."""
         return 0 if self._halted is not None else self.max_steps - self._steps
 
-    def spent(self) -> dict[tuple[Hashable, Hashable], float]:
-        """The realised privacy loss ``l^{(i)}(x, x')`` of every ordered pair."""
+    def spent(self) -> dict[Any, float]:
+        """The odometer: the realised privacy loss ``l^{(i)}(x, x')`` of every ordered pair."""
         return dict(zip(self.ordered_pairs, self._loss, strict=True))
+
+    def remaining(self) -> dict[str, float]:
+        """What is left: ``{"steps": an upper bound on further releases}`` (mechanism-level filters add
+        the unspent budget of each charged parameter)."""
+        return {"steps": float(self.remaining_steps)}
 
     # -- transcript ------------------------------------------------------------------------------
     def transcript(self) -> dict[str, Any]:
@@ -240,36 +273,52 @@ class _Filter(ABC):
                 "lpdp_version": __version__}
 
     def save(self, path: str | Path) -> Path:
-        """Write :meth:`transcript` as JSON."""
+        """Write :meth:`transcript` as JSON (the folder must exist; the file is replaced atomically)."""
         path = Path(path)
-        path.write_text(json.dumps(self.transcript(), indent=1) + "\n", encoding="utf-8")
+        if not path.parent.is_dir():
+            raise ParameterError(f"path={str(path)!r}: the folder {str(path.parent)!r} does not exist")
+        try:
+            path.write_text(json.dumps(self.transcript(), indent=1) + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise ParameterError(f"path={str(path)!r}: cannot write ({exc.strerror})") from None
         return path
 
     @classmethod
     def replay(cls, transcript: Mapping[str, Any] | str | Path,
-               mechanisms: Mapping[str, Mechanism] | None = None) -> _Filter:
+               mechanisms: Mapping[str, Mechanism] | None = None) -> Filter:
         """Rebuild a filter from a transcript (dict or JSON file) by re-running every step.
 
         Raises :class:`LpdpError` if a decision differs from the recorded one (the transcript was
         altered, or made by another configuration). ``mechanisms`` supplies sampled mechanisms by name.
         """
         if not isinstance(transcript, Mapping):
-            transcript = json.loads(Path(transcript).read_text(encoding="utf-8"))
-        if transcript.get("filter") != cls.__name__:
-            raise LpdpError(f"transcript of a {transcript.get('filter')!r}, not a {cls.__name__}")
+            source = str(transcript)
+            try:
+                transcript = json.loads(Path(transcript).read_text(encoding="utf-8"))
+            except OSError as exc:
+                raise ParameterError(f"transcript={source!r}: cannot read it ({exc.strerror})") from None
+            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+                raise ParameterError(f"transcript={source!r}: not a JSON transcript ({exc})") from None
+        if not isinstance(transcript, Mapping) or transcript.get("filter") != cls.__name__:
+            found = transcript.get("filter") if isinstance(transcript, Mapping) else transcript
+            raise LpdpError(f"transcript of a {found!r}, not a {cls.__name__}")
 
         def step(d: Mapping[str, Any]) -> Step:
             req = None if d["request"] is None else Request.from_dict(d["request"])
             return mechanism_from_dict(d["mechanism"], mechanisms), req
 
-        pairs = [tuple(_key(x) for x in p) for p in transcript["pairs"]]
-        filt = cls(**transcript["config"], pairs=pairs)
-        for i, d in enumerate(transcript["steps"], start=1):
-            nxt = None if d["next"] is None else [step(s) for s in d["next"]]
-            if not filt.ask(*step(d), next=nxt):
-                raise LpdpError(f"transcript step {i}: the filter refuses it on replay")
-            filt.record(d["output"])
-        if transcript["refused"] is not None and filt.ask(*step(transcript["refused"])):
+        try:
+            pairs = [tuple(_key(x) for x in p) for p in transcript["pairs"]]
+            filt = cls(**transcript["config"], pairs=pairs)
+            for i, d in enumerate(transcript["steps"], start=1):
+                nxt = None if d["next"] is None else [step(s) for s in d["next"]]
+                if not filt.ask(*step(d), next=nxt):
+                    raise LpdpError(f"transcript step {i}: the filter refuses it on replay")
+                filt.record(d["output"])
+            refused = transcript["refused"]
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise ParameterError(f"transcript: malformed ({type(exc).__name__}: {exc})") from None
+        if refused is not None and filt.ask(*step(refused)):
             raise LpdpError("transcript: the refused step is granted on replay")
         return filt
 
@@ -285,7 +334,7 @@ def _bound(epsilon: float, *quantiles: float) -> float:
     return epsilon - math.fsum(quantiles)
 
 
-class RealisationFilter(_Filter):
+class RealisationFilter(Filter):
     """The realisation-level privacy filter (Algorithm 1; spec filter.md §3).
 
     The first release is allowed iff ``P_x(L_1 > ε) <= δ̃`` for every ordered pair. At step i, before
@@ -344,7 +393,7 @@ class RealisationFilter(_Filter):
         """Theorem 1: ``P_x(l^{(T)} > ε) <= δ̃ + (1 - δ̃) θ (E_x[T] - 1)``."""
         return self.delta_tilde + (1.0 - self.delta_tilde) * self.theta * max(expected_t - 1.0, 0.0)
 
-    def _grant(self, step: int, current: Step, nxt: Sequence[Any] | None) -> str | None:
+    def decide(self, step: int, current: Step, nxt: Sequence[Any] | None) -> str | None:
         if step == 1:
             for (a, b), u in zip(self.ordered_pairs, self._quantiles(current, self.delta_tilde),
                                  strict=True):
@@ -386,7 +435,7 @@ class RealisationFilter(_Filter):
                             lag=1)
 
 
-class _OneStepFilter(_Filter):
+class _OneStepFilter(Filter):
     """Release ``y_i`` iff ``P_x(l^{(i)} > ε | r^i, y^{i-1}) <= level`` for every ordered pair, i.e.
     ``l^{(i-1)} <= ε - u_i(level)``; at most N releases."""
 
@@ -395,7 +444,7 @@ class _OneStepFilter(_Filter):
         super().__init__(epsilon, max_steps, pairs)
         self._level = level
 
-    def _grant(self, step: int, current: Step, nxt: Sequence[Any] | None) -> str | None:
+    def decide(self, step: int, current: Step, nxt: Sequence[Any] | None) -> str | None:
         if step > self.max_steps:
             return f"max_steps={self.max_steps} reached"
         for (a, b), loss, u in zip(self.ordered_pairs, self._loss,

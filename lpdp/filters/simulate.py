@@ -18,24 +18,18 @@ import numpy as np
 from lpdp._validate import check_int
 from lpdp.errors import ParameterError
 from lpdp.filters.audit import _simulate, rule_audit
-from lpdp.filters.baselines import Baseline, _MechanismLevelFilter, gaussian_baselines
+from lpdp.filters.baselines import (
+    Baseline,
+    MechanismLevelFilter,
+    NotApplicableError,
+    baselines,
+    default_pairs,
+)
 from lpdp.filters.params import FilterParameters, optimal_parameters
-from lpdp.filters.realisation import RealisationFilter, UnionBoundFilter
-from lpdp.mechanisms import GaussianMechanism, Mechanism, Request
+from lpdp.filters.registry import build_filter, filter_kinds
+from lpdp.mechanisms import Mechanism, Request
 
-__all__ = ["SurvivalCurve", "survival", "Comparison", "gaussian_comparison", "plot_comparison"]
-
-#: Legend labels and line styles of the filters in :func:`plot_comparison`.
-STYLES: dict[str, tuple[str, dict[str, Any]]] = {
-    "realisation": ("realisation-level (paper)", {"color": "C3", "lw": 2.2}),
-    "union": ("union bound (lpdp)", {"color": "C1", "lw": 1.8, "ls": "-."}),
-    "renyi": ("Rényi", {"color": "C0", "ls": "--"}),
-    "additive": ("additive", {"color": "C2", "ls": "--"}),
-    "concentrated": ("concentrated (zCDP)", {"color": "C4", "ls": ":"}),
-    "advanced": ("advanced", {"color": "C5", "ls": ":"}),
-    "classical": ("classical composition (reference)", {"color": "0.4", "lw": 1.0}),
-}
-
+__all__ = ["SurvivalCurve", "survival", "Comparison", "comparison"]
 
 @dataclass(frozen=True)
 class SurvivalCurve:
@@ -87,7 +81,7 @@ def survival(filt: Any, mechanism: Mechanism, request: Request | None = None, *,
     >>> s.method, round(s.expected_T, 1)
     ('quadrature', 28.6)
     """
-    if isinstance(filt, _MechanismLevelFilter):
+    if isinstance(filt, MechanismLevelFilter):
         if horizon is None:
             raise ParameterError("horizon=None: give the number of steps to report for a "
                                  "mechanism-level filter")
@@ -113,9 +107,10 @@ def survival(filt: Any, mechanism: Mechanism, request: Request | None = None, *,
 
 @dataclass(frozen=True)
 class Comparison:
-    """Every filter on i.i.d. Gaussian rounds (the paper's Figure 2 plus lpdp's union-bound filter)."""
+    """Every registered filter on i.i.d. rounds of one mechanism (the paper's Figure 2 for a Gaussian),
+    with the optimal classical composition as a reference curve."""
 
-    sigma: float
+    mechanism: Mechanism
     epsilon: float
     delta: float
     max_steps: int
@@ -123,6 +118,7 @@ class Comparison:
     curves: dict[str, SurvivalCurve]
     monte_carlo: dict[str, SurvivalCurve]
     baselines: dict[str, Baseline] = field(repr=False)
+    notes: dict[str, str] = field(default_factory=dict)
 
     def expected_releases(self) -> dict[str, float]:
         """``E[min(T, N)]`` per filter (the classical reference included)."""
@@ -130,77 +126,55 @@ class Comparison:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for JSON output."""
-        return {"sigma": self.sigma, "epsilon": self.epsilon, "delta": self.delta,
+        return {"mechanism": self.mechanism.to_dict(), "epsilon": self.epsilon, "delta": self.delta,
                 "max_steps": self.max_steps, "delta_tilde": self.parameters.delta_tilde,
                 "theta": self.parameters.theta,
                 "curves": {k: c.to_dict() for k, c in self.curves.items()},
                 "monte_carlo": {k: c.to_dict() for k, c in self.monte_carlo.items()},
-                "baselines": {k: {"rounds": b.rounds, **b.parameters}
-                              for k, b in self.baselines.items()},
-                "expected_releases": self.expected_releases()}
+                "baselines": {k: {"rounds": b.rounds, "at_least": b.at_least, "note": b.note,
+                                  **b.parameters} for k, b in self.baselines.items()},
+                "expected_releases": self.expected_releases(), "notes": self.notes}
 
 
-def gaussian_comparison(sigma: float, epsilon: float, delta: float, max_steps: int, *,
-                        trajectories: int = 100_000, seed: int = 0) -> Comparison:
-    """Survival curves of every filter for i.i.d. Gaussian rounds on a sensitivity-1 count.
+def comparison(mechanism: Mechanism, epsilon: float, delta: float, max_steps: int, *,
+               pairs: Any = None, trajectories: int = 100_000, seed: int = 0) -> Comparison:
+    """Survival curves of every registered filter on i.i.d. rounds of ``mechanism``.
 
-    The realisation-level filter uses the optimal (δ̃, θ) for ``max_steps``; its curve and the
-    union-bound filter's are exact (quadrature), each with an independent Monte Carlo curve
-    (``trajectories = 0`` skips it); the mechanism-level filters use the per-round parameters that
-    maximise their rounds; ``classical`` is the optimal classical composition (a reference, not a
-    filter).
+    Realisation-level filters (the paper's with the optimal (δ̃, θ) for ``max_steps``, and lpdp's
+    union-bound filter) have exact curves (quadrature for a Gaussian pair, dynamic programming for finite
+    outputs, Monte Carlo otherwise), each with an independent Monte Carlo curve
+    (``trajectories = 0`` skips it); mechanism-level filters use the per-round parameters that maximise
+    their rounds; ``classical`` is the optimal classical composition (a reference, not a filter).
+    A filter that does not apply to the mechanism has no curve and a note.
 
     Examples
     --------
-    >>> c = gaussian_comparison(2.0, 6.0, 1e-3, 48, trajectories=0)
-    >>> {k: round(v, 1) for k, v in c.expected_releases().items()}["realisation"]
+    >>> from lpdp.mechanisms import GaussianMechanism
+    >>> c = comparison(GaussianMechanism(2.0), 6.0, 1e-3, 48, trajectories=0)
+    >>> round(c.expected_releases()["realisation"], 1)
     15.8
     """
-    g = GaussianMechanism(sigma)
-    p = optimal_parameters(delta, max_steps)
-    filters: dict[str, Any] = {
-        "realisation": RealisationFilter(epsilon, delta, max_steps, p.delta_tilde, p.theta),
-        "union": UnionBoundFilter(epsilon, delta, max_steps)}
-    curves = {k: survival(f, g) for k, f in filters.items()}
+    pairs = tuple(default_pairs(mechanism) if pairs is None else pairs)
     trajectories = check_int(trajectories, "trajectories", minimum=0)
-    mc = {} if trajectories == 0 else {
-        k: survival(f, g, method="monte-carlo", trajectories=trajectories, seed=seed + i)
-        for i, (k, f) in enumerate(filters.items())}
-    base = gaussian_baselines(sigma, epsilon, delta)
-    for k, b in base.items():
-        curves[k] = SurvivalCurve(tuple(float(t <= b.rounds) for t in range(1, max_steps + 1)),
-                                  "deterministic")
-    return Comparison(sigma, epsilon, delta, max_steps, p, curves, mc, base)
-
-
-def plot_comparison(c: Comparison, ax: Any = None) -> list[Any]:
-    """Draw every filter's survival curve ``P(T >= t)`` (steps), as in the paper's Figure 2, with the
-    Monte Carlo curves as dots. Returns the artists.
-
-    Examples
-    --------
-    >>> artists = plot_comparison(gaussian_comparison(2.0, 6.0, 1e-3, 48, trajectories=0))
-    """
-    if ax is None:
-        import matplotlib.pyplot as plt
-
-        ax = plt.subplots(figsize=(6, 4.5))[1]
-    t = np.arange(1, c.max_steps + 1)
-    artists = []
-    for name, curve in c.curves.items():
-        label, style = STYLES[name]
-        e = curve.expected_T
-        artists += ax.step(np.concatenate([[0], t]), np.concatenate([[1.0], curve.survival]),
-                           where="post", label=f"{label}: E[T] = {e:.1f}", **style)
-    for name, curve in c.monte_carlo.items():
-        artists += ax.plot(t, curve.survival, ".", ms=3, color=STYLES[name][1]["color"],
-                           label="_mc")
-    ax.set_xlabel("t")
-    ax.set_ylabel("P(T >= t)")
-    ax.set_xlim(0, c.max_steps + 0.5)
-    ax.set_ylim(-0.02, 1.02)
-    ax.set_title(f"σ = {c.sigma:g}, ε = {c.epsilon:g}, δ = {c.delta:g}, N = {c.max_steps}",
-                 fontsize="medium")
-    ax.legend(fontsize="x-small", loc="best")
-    ax.grid(True, lw=0.3, alpha=0.5)
-    return artists
+    p = optimal_parameters(delta, max_steps, mechanism, inputs=pairs)
+    base = baselines(mechanism, epsilon, delta, pairs=pairs)
+    curves: dict[str, SurvivalCurve] = {}
+    mc: dict[str, SurvivalCurve] = {}
+    notes = {k: b.note for k, b in base.items() if b.rounds is None}
+    for i, kind in enumerate(filter_kinds()):
+        if kind.name in notes:
+            continue
+        try:
+            f = build_filter(kind.name, mechanism, epsilon, delta, max_steps, pairs)
+        except NotApplicableError as exc:
+            notes[kind.name] = f"not applicable: {exc}"
+            continue
+        curves[kind.name] = survival(f, mechanism, horizon=max_steps)
+        if trajectories and kind.level == "realisation":
+            mc[kind.name] = survival(f, mechanism, method="monte-carlo", trajectories=trajectories,
+                                     seed=seed + i)
+    classical = base["classical"]
+    if classical.rounds is not None:
+        curves["classical"] = SurvivalCurve(
+            tuple(float(t <= classical.rounds) for t in range(1, max_steps + 1)), "deterministic")
+    return Comparison(mechanism, epsilon, delta, max_steps, p, curves, mc, base, notes)
