@@ -258,7 +258,7 @@ class GaussianMechanism(Mechanism):
         z = rng.standard_normal(size)[None, ...]
         shape = (-1,) + (1,) * len(size)
         return (z * (d / self.sigma).reshape(shape)
-                + (d * (float(value) - mid) / self.sigma**2).reshape(shape))
+                + (d * (float(value) - mid) / self.sigma / self.sigma).reshape(shape))
 
     def log_density(self, y: Any, value: Any) -> Any:
         z = (np.asarray(y, dtype=float) - float(value)) / self.sigma

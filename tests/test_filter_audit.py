@@ -130,7 +130,11 @@ def test_pan_at_the_spec_margin_and_the_no_lookahead_variant():
 
 def test_quadrature_refuses_what_it_cannot_resolve():
     with pytest.raises(ParameterError, match="more than 6000 nodes, use method='monte-carlo'"):
-        audit(UnionBoundFilter(50.0, 0.1, 5), GaussianMechanism(200.0))
+        audit(UnionBoundFilter(50.0, 0.1, 5), GaussianMechanism(200.0), method="quadrature")
+    # auto falls back to Monte Carlo, also for a step far below double precision's reach (σ = 1e300)
+    for sigma in (200.0, 1e300):
+        r = audit(UnionBoundFilter(50.0, 0.1, 5), GaussianMechanism(sigma), trajectories=2000)
+        assert r.method == "monte-carlo" and r.expected_T == 5.0 and r.tail == 0.0
 
 
 def test_monte_carlo_for_other_mechanisms():

@@ -10,14 +10,14 @@ import pytest
 from scipy import integrate, stats
 
 from lpdp.errors import BudgetExhaustedError, ParameterError
-from lpdp.filters import GaussianMechanism, LaplaceMechanism
+from lpdp.filters import GaussianMechanism, binary_erasure
 from lpdp.filters.baselines import (
     AdditiveFilter,
     AdvancedFilter,
     ConcentratedFilter,
     RenyiFilter,
     classical_rounds,
-    gaussian_baselines,
+    baselines,
     gaussian_delta,
     gaussian_epsilon,
 )
@@ -43,7 +43,7 @@ def test_renyi_closed_form(sigma, eps, delta):
     mu2 = 1 / sigma**2
     big_l = math.log(1 / delta)
     closed = math.floor((math.sqrt(big_l + eps) - math.sqrt(big_l)) ** 2 / (mu2 / 2))
-    assert gaussian_baselines(sigma, eps, delta)["renyi"].rounds == closed
+    assert baselines(GaussianMechanism(sigma), eps, delta)["renyi"].rounds == closed
     # brute force over the order: max over α of ⌊(ε - L/(α-1)) / (α μ²/2)⌋
     alphas = 1 + np.geomspace(1e-3, 1e3, 200_001)
     brute = np.max(np.floor((eps - big_l / (alphas - 1)) / (alphas * mu2 / 2)))
@@ -53,7 +53,7 @@ def test_renyi_closed_form(sigma, eps, delta):
 @pytest.mark.parametrize("sigma, eps, delta", CASES)
 def test_additive_and_advanced_by_hand(sigma, eps, delta):
     mu = 1 / sigma
-    b = gaussian_baselines(sigma, eps, delta)
+    b = baselines(GaussianMechanism(sigma), eps, delta)
     k = b["additive"].rounds
     assert k == 0 or k * delta_by_quadrature(eps / k, mu) <= delta * (1 + 1e-9)
     assert (k + 1) * delta_by_quadrature(eps / (k + 1), mu) > delta
@@ -80,7 +80,7 @@ def test_classical_against_dp_accounting():
 
 
 def test_spec_statements_at_epsilon_6():
-    b = gaussian_baselines(2.0, 6.0, 1e-3)
+    b = baselines(GaussianMechanism(2.0), 6.0, 1e-3)
     assert b["advanced"].rounds == 0  # "the advanced filter releases nothing"
     assert b["additive"].rounds < b["renyi"].rounds < b["classical"].rounds
 
@@ -89,7 +89,7 @@ def test_spec_statements_at_epsilon_6():
 def test_each_baseline_filter_grants_exactly_its_rounds(sigma, eps, delta):
     g = GaussianMechanism(sigma)
     rng = np.random.default_rng(0)
-    for name, b in gaussian_baselines(sigma, eps, delta).items():
+    for name, b in baselines(GaussianMechanism(sigma), eps, delta).items():
         if b.filter is None:
             assert name == "classical" or b.rounds == 0
             continue
@@ -107,22 +107,22 @@ def test_charged_reports_the_sums():
     for _ in range(3):
         assert f.ask(g)
         f.record(0.0)
-    assert f.charged() == {"rdp": pytest.approx(3 * 4.0 * 0.25 / 2)}
+    assert f.spent() == {"rdp": pytest.approx(3 * 4.0 * 0.25 / 2)}
     a = AdditiveFilter(6.0, 1e-3, round_epsilon=2.0)
     assert a.ask(g)
-    assert a.charged() == {"epsilon": 2.0, "delta": pytest.approx(delta_by_quadrature(2.0, 0.5))}
+    assert a.spent() == {"epsilon": 2.0, "delta": pytest.approx(delta_by_quadrature(2.0, 0.5))}
     assert not AdditiveFilter(6.0, 1e-3, round_epsilon=1.0).ask(g)  # δ_G(1) = 6.9e-3 > δ
 
 
 @pytest.mark.parametrize("make, match", [
     (lambda: RenyiFilter(6.0, 1e-3, alpha=1.0), r"alpha=1\.0: must be finite and > 1"),
     (lambda: RenyiFilter(6.0, 0.0, alpha=2.0), r"delta=0\.0"),
-    (lambda: ConcentratedFilter(6.0, 1e-3, 1.0, delta_prime=2e-3), r"delta_prime=0\.002"),
+    (lambda: ConcentratedFilter(6.0, 0.0), r"delta=0\.0"),
     (lambda: AdvancedFilter(0.0, 1e-3, 1.0), r"epsilon=0\.0"),
     (lambda: AdditiveFilter(6.0, 1e-3, round_epsilon=-1.0), r"round_epsilon=-1\.0"),
-    (lambda: AdditiveFilter(6.0, 1e-3, 1.0).ask(LaplaceMechanism(1.0)), r"need a GaussianMechanism"),
-    (lambda: gaussian_baselines(0.0, 6.0, 1e-3), r"sigma=0\.0"),
-    (lambda: gaussian_baselines(2.0, 6.0, 0.0), r"delta=0\.0"),
+    (lambda: ConcentratedFilter(6.0, 1e-3).ask(binary_erasure(0.1)), r"is not zCDP"),
+    (lambda: baselines(GaussianMechanism(2.0), 0.0, 1e-3), r"epsilon=0\.0"),
+    (lambda: baselines(GaussianMechanism(2.0), 6.0, 0.0), r"delta=0\.0"),
     (lambda: gaussian_delta(-1.0, 1.0), r"epsilon=-1\.0"),
     (lambda: gaussian_epsilon(1e-3, 0.0), r"mu=0\.0"),
 ])

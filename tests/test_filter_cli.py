@@ -39,7 +39,7 @@ def test_audit_json(capsys, which):
     (["filter", "audit", "--gaussian-sigma", "-2", "--epsilon", "6", "--delta", "1e-3",
       "--max-steps", "48"], "sigma=-2.0"),
     (["filter", "params", "--delta", "1e-3", "--max-steps", "48", "--epsilon", "3"],
-     "give both"),
+     "no mechanism"),
     (["filter", "params", "--delta", "0", "--max-steps", "48"], r"delta=0.0"),
     (["filter", "audit", "--gaussian-sigma", "2", "--epsilon", "6", "--delta", "1e-3",
       "--max-steps", "0"], r"max_steps=0"),

@@ -14,12 +14,12 @@ from lpdp.filters import (
     randomized_response,
 )
 from lpdp.filters.baselines import RenyiFilter
-from lpdp.filters.simulate import gaussian_comparison, survival
+from lpdp.filters.simulate import comparison, survival
 
 
 @pytest.fixture(scope="module")
 def fig6():
-    return gaussian_comparison(2.0, 6.0, 1e-3, 48, trajectories=60_000, seed=4)
+    return comparison(GaussianMechanism(2.0), 6.0, 1e-3, 48, trajectories=60_000, seed=4)
 
 
 def assert_curves_agree(exact, mc):
@@ -65,13 +65,13 @@ def test_figure_2_statements(fig6):
 
 
 def test_n48_maximises_expected_releases_at_epsilon_6():
-    e = {n: gaussian_comparison(2.0, 6.0, 1e-3, n, trajectories=0).expected_releases()["realisation"]
+    e = {n: comparison(GaussianMechanism(2.0), 6.0, 1e-3, n, trajectories=0).expected_releases()["realisation"]
          for n in (24, 48, 96)}
     assert e[48] > e[24] and e[48] > e[96]
 
 
 def test_at_small_epsilon_at_most_one_release():
-    c = gaussian_comparison(2.0, 4.0, 1e-3, 48, trajectories=0)
+    c = comparison(GaussianMechanism(2.0), 4.0, 1e-3, 48, trajectories=0)
     assert c.curves["realisation"].expected_T <= 1.0
 
 

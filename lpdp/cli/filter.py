@@ -1,65 +1,140 @@
-"""``lpdp filter``: parameters, audits and simulations of realisation-level privacy filters.
+"""``lpdp filter``: parameters, audits and simulations of privacy filters, for any mechanism.
 
-Handlers call :mod:`lpdp.filters` only; nothing is computed here.
+Handlers parse, call :mod:`lpdp.filters` and print; nothing is computed here.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 from typing import Any
 
-from lpdp.cli._common import Result, add_output_options, emit
+from lpdp.cli._common import Result, add_output_options, emit, parse_pair
 from lpdp.errors import ParameterError
 
+#: The realisation-level filter's old CLI name, kept as an alias.
+ALIASES = {"paper": "realisation"}
 
-def _common(p: argparse.ArgumentParser, *, sigma_required: bool) -> None:
+MECHANISM_OPTIONS = ("--gaussian-sigma", "--sigma", "--laplace", "--rr", "--pure", "--dp",
+                     "--mechanism")
+
+
+def _count(text: str) -> int:
+    """An integer option that also accepts scientific notation (``1e6``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not (math.isfinite(value) and value.is_integer()):
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer")
+    return int(value)
+
+
+def _mechanism_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("the mechanism of every round (give one)")
+    g.add_argument("--gaussian-sigma", "--sigma", dest="sigma", type=float, metavar="S",
+                   help="Gaussian noise σ on a sensitivity-1 count")
+    g.add_argument("--laplace", type=float, metavar="B", help="Laplace noise of scale B (sensitivity 1)")
+    g.add_argument("--rr", metavar="K,EPS0",
+                   help="K-ary randomized response with ε0 = EPS0 (every pair of the K values is a "
+                        "neighbouring pair)")
+    g.add_argument("--pure", type=float, metavar="EPS",
+                   help="a mechanism with exactly that pure ε guarantee (its dominating pair)")
+    g.add_argument("--dp", action="append", metavar="E,D",
+                   help="an (ε, δ) guarantee the mechanism meets; repeat for several at once (the "
+                        "filter runs on their dominating pair)")
+    g.add_argument("--mechanism", metavar="FILE",
+                   help="a mechanism file (JSON or TOML: a finite mechanism, or a one-entry workload)")
+
+
+def _mechanism(args: argparse.Namespace, *, required: bool) -> Any:
+    """The one mechanism the options name (``None`` if none and not required)."""
+    from lpdp import mechanisms as m
+
+    given = [o for o, v in (("--sigma", args.sigma), ("--laplace", args.laplace), ("--rr", args.rr),
+                            ("--pure", args.pure), ("--dp", args.dp), ("--mechanism", args.mechanism))
+             if v is not None]
+    if len(given) > 1:
+        raise ParameterError(f"{' and '.join(given)}: give one mechanism, not several")
+    if not given:
+        if required:
+            raise ParameterError(f"no mechanism: give one of {', '.join(MECHANISM_OPTIONS)}")
+        return None
+    if args.sigma is not None:
+        return m.GaussianMechanism(args.sigma)
+    if args.laplace is not None:
+        return m.LaplaceMechanism(args.laplace)
+    if args.rr is not None:
+        k, eps0 = parse_pair(args.rr, "--rr")
+        if not float(k).is_integer():
+            raise ParameterError(f"--rr {args.rr!r}: K must be an integer number of categories")
+        return m.randomized_response(int(k), eps0)
+    if args.pure is not None:
+        return m.pure(args.pure)
+    if args.dp is not None:
+        return m.DPMechanism([parse_pair(t, "--dp") for t in args.dp])
+    from lpdp.filters import load_mechanism
+
+    return load_mechanism(args.mechanism)
+
+
+def _common(p: argparse.ArgumentParser, *, epsilon_required: bool) -> None:
+    p.add_argument("--epsilon", type=float, required=epsilon_required, help="target ε")
     p.add_argument("--delta", type=float, required=True, help="target δ of the filter")
-    p.add_argument("--max-steps", type=int, required=True, help="N, the largest number of releases")
-    p.add_argument("--gaussian-sigma", type=float, required=sigma_required, metavar="S",
-                   help="i.i.d. Gaussian rounds with noise σ on a sensitivity-1 count")
-    p.add_argument("--epsilon", type=float, required=sigma_required, help="target ε")
+    p.add_argument("--max-steps", type=_count, required=True, metavar="N",
+                   help="N, the largest number of releases")
+    _mechanism_options(p)
 
 
-def _filter(args: argparse.Namespace, which: str) -> Any:
-    from lpdp.filters import RealisationFilter, UnionBoundFilter, optimal_parameters
+def _filter_option(p: argparse.ArgumentParser, help: str) -> None:
+    from lpdp.filters import filter_kinds
 
-    if which == "union":
-        return UnionBoundFilter(args.epsilon, args.delta, args.max_steps)
-    p = optimal_parameters(args.delta, args.max_steps)
-    return RealisationFilter(args.epsilon, args.delta, args.max_steps, p.delta_tilde, p.theta)
+    names = [k.name for k in filter_kinds()]
+    p.add_argument("--filter", choices=names + list(ALIASES), default="realisation",
+                   help=f"{help} (default: realisation, the paper's filter; 'paper' is an alias)")
 
 
 def _params(args: argparse.Namespace) -> int:
-    from lpdp.filters import GaussianMechanism, optimal_parameters
+    from lpdp.filters import default_pairs, optimal_parameters
 
-    p = optimal_parameters(args.delta, args.max_steps)
+    mech = _mechanism(args, required=args.epsilon is not None)
+    pairs = None if mech is None else default_pairs(mech)
+    p = (optimal_parameters(args.delta, args.max_steps) if mech is None else
+         optimal_parameters(args.delta, args.max_steps, mech, inputs=pairs))
     payload: dict[str, Any] = {"delta": p.delta, "max_steps": p.max_steps,
                                "delta_tilde": p.delta_tilde, "theta": p.theta}
     lines = [f"delta_tilde = {p.delta_tilde:.6g}, theta = {p.theta:.6g} "
              f"(delta = {p.delta:g}, N = {p.max_steps})"]
-    if (args.gaussian_sigma is None) != (args.epsilon is None):
-        raise ParameterError("--gaussian-sigma and --epsilon: give both (for kappa) or neither")
-    if args.gaussian_sigma is not None:
-        g = GaussianMechanism(args.gaussian_sigma)
-        payload.update(epsilon=args.epsilon, sigma=args.gaussian_sigma,
-                       kappa=p.kappa(g, args.epsilon), first_release_ok=p.first_release_ok(
-                           g, args.epsilon))
-        lines.append(f"kappa = {payload['kappa']:.6g}, first release "
-                     f"{'allowed' if payload['first_release_ok'] else 'refused'} "
-                     f"(epsilon = {args.epsilon:g}, sigma = {args.gaussian_sigma:g})")
+    if mech is not None and args.epsilon is None:
+        raise ParameterError("--epsilon: needed with a mechanism (for kappa)")
+    if mech is not None:
+        ordered = [q for a, b in pairs for q in ((a, b), (b, a))]
+        kappa = min(p.kappa(mech, args.epsilon, a, b) for a, b in ordered)
+        first = all(p.first_release_ok(mech, args.epsilon, a, b) for a, b in ordered)
+        payload.update(epsilon=args.epsilon, mechanism=mech.to_dict(), kappa=kappa,
+                       first_release_ok=first)
+        if args.sigma is not None:
+            payload["sigma"] = args.sigma
+        lines.append(f"kappa = {kappa:.6g} (smallest over ordered pairs), first release "
+                     f"{'allowed' if first else 'refused'} (epsilon = {args.epsilon:g})")
     return emit(args, Result("\n".join(lines), payload))
 
 
 def _audit(args: argparse.Namespace) -> int:
-    from lpdp.filters import GaussianMechanism, audit
+    from lpdp.filters import audit, build_filter, default_pairs
 
-    filt = _filter(args, args.filter)
-    r = audit(filt, GaussianMechanism(args.gaussian_sigma))
-    payload = {"filter": args.filter, "epsilon": args.epsilon, "sigma": args.gaussian_sigma,
+    mech = _mechanism(args, required=True)
+    name = ALIASES.get(args.filter, args.filter)
+    filt = build_filter(name, mech, args.epsilon, args.delta, args.max_steps, default_pairs(mech))
+    r = audit(filt, mech, trajectories=args.trajectories, seed=args.seed)
+    payload = {"filter": name, "epsilon": args.epsilon, "mechanism": mech.to_dict(),
                "max_steps": args.max_steps, **r.to_dict()}
-    summary = (f"{args.filter} filter: P(l^(T) > eps) = {r.tail:.4g}, hockey-stick delta = "
-               f"{r.hockey_stick_delta:.4g}, own bound {r.guarantee:.4g}, claimed delta = "
-               f"{r.bound:g}, E[T] = {r.expected_T:.4g} ({r.method})")
+    if args.sigma is not None:
+        payload["sigma"] = args.sigma
+    own = "none" if r.guarantee is None else f"{r.guarantee:.4g}"
+    summary = (f"{name} filter: P(l^(T) > eps) = {r.tail_upper:.4g}, hockey-stick delta = "
+               f"{r.hockey_stick_upper:.4g}, own bound {own}, claimed delta = {r.bound:g}, "
+               f"E[T] = {r.expected_T:.4g} ({r.method})")
     table = [{"pair": f"{p.pair[0]}->{p.pair[1]}", "tail": p.tail,
               "hockey_stick_delta": p.hockey_stick_delta, "expected_T": p.expected_T}
              for p in r.pairs]
@@ -67,56 +142,74 @@ def _audit(args: argparse.Namespace) -> int:
 
 
 def _simulate(args: argparse.Namespace) -> int:
-    from lpdp.filters.simulate import gaussian_comparison, plot_comparison
+    from lpdp.filters import comparison, default_pairs
+    from lpdp.plot import filter_label, filter_survival
 
-    c = gaussian_comparison(args.gaussian_sigma, args.epsilon, args.delta, args.max_steps,
-                            trajectories=args.trajectories, seed=args.seed)
-    name = "realisation" if args.filter == "paper" else "union"
+    mech = _mechanism(args, required=True)
+    name = ALIASES.get(args.filter, args.filter)
+    c = comparison(mech, args.epsilon, args.delta, args.max_steps, pairs=default_pairs(mech),
+                   trajectories=args.trajectories, seed=args.seed)
+    if name not in c.curves:
+        raise ParameterError(f"--filter {args.filter}: {c.notes.get(name, 'not available')}")
     curve, mc = c.curves[name], c.monte_carlo.get(name)
-    payload = {"filter": args.filter, "sigma": args.gaussian_sigma, "epsilon": args.epsilon,
+    payload = {"filter": name, "mechanism": mech.to_dict(), "epsilon": args.epsilon,
                "delta": args.delta, "max_steps": args.max_steps,
                "delta_tilde": c.parameters.delta_tilde, "theta": c.parameters.theta,
                "survival": list(curve.survival), "expected_T": curve.expected_T,
                "method": curve.method, "monte_carlo": None if mc is None else mc.to_dict(),
                "baselines": {k: b.rounds for k, b in c.baselines.items()},
-               "expected_releases": c.expected_releases()}
-    lines = [f"{args.filter} filter: E[T] = {curve.expected_T:.3f} ({curve.method})"
+               "baseline_notes": {k: b.describe() for k, b in c.baselines.items()
+                                  if b.rounds is None or b.at_least},
+               "expected_releases": c.expected_releases(), "notes": c.notes}
+    if args.sigma is not None:
+        payload["sigma"] = args.sigma
+    lines = [f"{name} filter: E[min(T, N)] = {curve.expected_T:.3f} ({curve.method})"
              + ("" if mc is None else f"; Monte Carlo {mc.expected_T:.3f} ± "
                 f"{mc.expected_T_stderr:.3f} ({mc.trajectories} trajectories, seed {mc.seed})")]
-    lines += [f"  {k:<13} E[T] = {v:.3f}" for k, v in c.expected_releases().items()]
+    lines.append(f"expected releases E[min(T, N)], N = {args.max_steps}:")
+    lines += [f"  {filter_label(k):<36} {v:.3f}" for k, v in c.expected_releases().items()]
+    lines += [f"  {filter_label(k):<36} {note}" for k, note in c.notes.items()]
+    lines.append("rounds on i.i.d. rounds without the cap N (mechanism-level filters, classical):")
+    lines += [f"  {filter_label(k):<36} {b.describe()}" for k, b in c.baselines.items()]
     table = [{"t": t, **{k: cv.survival[t - 1] for k, cv in c.curves.items()}}
              for t in range(1, args.max_steps + 1)]
     return emit(args, Result("\n".join(lines), payload, table=table,
-                             plot=lambda ax: plot_comparison(c, ax)))
+                             plot=lambda ax: filter_survival(c, ax)))
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``lpdp filter params|audit|simulate``."""
-    p = sub.add_parser("filter", help="realisation-level privacy filters",
-                       description="Parameters, audits and simulations of privacy filters.")
+    p = sub.add_parser("filter", help="realisation-level and mechanism-level privacy filters",
+                       description="Parameters, audits and simulations of privacy filters on i.i.d. "
+                                   "rounds of one mechanism.")
     fsub = p.add_subparsers(dest="filter_command", required=True, parser_class=type(p))
 
     q = fsub.add_parser("params", help="optimal (delta_tilde, theta) for i.i.d. rounds",
-                        description="The (δ̃, θ) maximising κ for N i.i.d. rounds (spec filter.md §3).")
-    _common(q, sigma_required=False)
+                        description="The (δ̃, θ) maximising κ for N i.i.d. rounds (Taylor, Vippathalla "
+                                    "and Coon, Proposition 1); with a mechanism and --epsilon, also κ.")
+    _common(q, epsilon_required=False)
     add_output_options(q)
     q.set_defaults(func=_params)
 
     a = fsub.add_parser("audit", help="exact P(l^(T) > eps) and hockey-stick delta of a filter",
-                        description="Exact audit of a filter on i.i.d. Gaussian rounds.")
-    _common(a, sigma_required=True)
-    a.add_argument("--filter", choices=("paper", "union"), default="paper",
-                   help="the paper's filter (default) or lpdp's union-bound filter")
+                        description="Exact audit of a filter on i.i.d. rounds (quadrature for a "
+                                    "Gaussian, dynamic programming for finite outputs, Monte Carlo "
+                                    "otherwise).")
+    _common(a, epsilon_required=True)
+    _filter_option(a, "the filter to audit")
+    a.add_argument("--trajectories", type=_count, default=100_000,
+                   help="Monte Carlo trajectories where no exact method exists")
+    a.add_argument("--seed", type=int, default=0, help="Monte Carlo seed")
     add_output_options(a)
     a.set_defaults(func=_audit)
 
     s = fsub.add_parser("simulate", help="survival curves P(T >= t) of every filter",
-                        description="Survival curves of the realisation-level, union-bound and "
-                                    "mechanism-level filters on i.i.d. Gaussian rounds (Figure 2).")
-    _common(s, sigma_required=True)
-    s.add_argument("--filter", choices=("paper", "union"), default="paper",
-                   help="whose curve goes in 'survival' (default: the paper's filter)")
-    s.add_argument("--trajectories", type=int, default=100_000,
+                        description="Survival curves of every registered filter on i.i.d. rounds "
+                                    "(the filter paper's Figure 2), with the mechanism-level filters' "
+                                    "rounds and the optimal classical composition.")
+    _common(s, epsilon_required=True)
+    _filter_option(s, "whose curve goes in 'survival'")
+    s.add_argument("--trajectories", type=_count, default=100_000,
                    help="Monte Carlo trajectories of the independent check (0: none)")
     s.add_argument("--seed", type=int, default=0, help="Monte Carlo seed")
     add_output_options(s)

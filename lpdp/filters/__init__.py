@@ -29,7 +29,13 @@ from lpdp.filters.realisation import (
     StoppingRule,
     UnionBoundFilter,
 )
-from lpdp.filters.registry import FilterKind, build_filter, filter_kinds, register_filter
+from lpdp.filters.registry import (
+    FilterKind,
+    build_filter,
+    filter_kinds,
+    load_mechanism,
+    register_filter,
+)
 from lpdp.filters.simulate import Comparison, SurvivalCurve, comparison, survival
 from lpdp.mechanisms import (
     FiniteMechanism,
@@ -49,6 +55,7 @@ __all__ = [
     "register_filter",
     "filter_kinds",
     "build_filter",
+    "load_mechanism",
     "MechanismLevelFilter",
     "NotApplicableError",
     "default_pairs",

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 from scipy import special, stats
 
+from lpdp._limits import check_budget, seconds_for
 from lpdp._validate import check_int, check_probability
 from lpdp.errors import ParameterError
 from lpdp.filters.realisation import LOSS_TIE_TOL, StoppingRule, within
@@ -126,6 +127,11 @@ def _hockey_after(s: np.ndarray, eps: float, mu: float, steps: int) -> np.ndarra
 MAX_NODES = 6000
 
 
+class _TooManyNodes(ParameterError):
+    """The quadrature would need more than :data:`MAX_NODES` nodes (``method="auto"`` falls back to
+    Monte Carlo)."""
+
+
 def _nodes(lo: float, hi: float, eps: float, n: int, panel: float) -> tuple[np.ndarray, np.ndarray]:
     """Composite Gauss–Legendre nodes and weights on [lo, hi]: panels no wider than ``panel`` (so the
     Gaussian kernel is resolved whatever μ), ``n`` nodes each, with a panel edge at ε (where h has a
@@ -133,12 +139,13 @@ def _nodes(lo: float, hi: float, eps: float, n: int, panel: float) -> tuple[np.n
     if not hi > lo:
         return np.empty(0), np.empty(0)
     cuts = [lo, eps, hi] if lo < eps < hi else [lo, hi]
-    edges = np.concatenate([np.linspace(a, b, max(1, math.ceil((b - a) / panel)) + 1)[:-1]
-                            for a, b in zip(cuts[:-1], cuts[1:], strict=True)] + [[hi]])
-    if (edges.size - 1) * n > MAX_NODES:
-        raise ParameterError(f"method='quadrature': the continuation interval is {hi - lo:.3g} wide "
-                             f"for a loss step of sd {panel:.3g}; that needs more than {MAX_NODES} "
-                             "nodes, use method='monte-carlo'")
+    panels = [max(1.0, math.ceil((b - a) / panel)) for a, b in zip(cuts[:-1], cuts[1:], strict=True)]
+    if not sum(panels) * n <= MAX_NODES:
+        raise _TooManyNodes(f"method='quadrature': the continuation interval is {hi - lo:.3g} wide "
+                            f"for a loss step of sd {panel:.3g}; that needs more than {MAX_NODES} "
+                            "nodes, use method='monte-carlo'")
+    edges = np.concatenate([np.linspace(cuts[j], cuts[j + 1], int(m) + 1)[:-1]
+                            for j, m in enumerate(panels)] + [[hi]])
     x0, w0 = np.polynomial.legendre.leggauss(n)
     half = np.diff(edges)[:, None] / 2.0
     return ((half * x0 + (edges[:-1, None] + half)).ravel(), (half * w0).ravel())
@@ -150,9 +157,16 @@ def _quadrature_pair(rule: StoppingRule, k_own: float, k_rev: float, mu: float,
     n_max, lag, eps = rule.max_steps, rule.lag, rule.epsilon
     if not rule.first_release:
         return 0.0, 0.0, (0.0,) * n_max
+    if k_own == k_rev == math.inf:  # no threshold: T = N, and S_N ~ N(N μ²/2, N μ²) in closed form
+        zero = np.zeros(1)
+        return (float(_tail_after(zero, eps, mu, n_max)[0]), float(_hockey_after(zero, eps, mu, n_max)[0]),
+                (1.0,) * n_max)
     reach = abs(eps) + n_max * (mu * mu / 2.0 + 12.0 * mu) + 1.0  # the walk never gets further
     lo, hi = max(-k_rev, -reach), min(k_own, reach)  # C = {S <= κ_own, -S <= κ_rev}
     x, w = _nodes(lo, hi, eps, nodes, mu)
+    check_budget(f"max_steps={n_max} (quadrature, {x.size} nodes)",
+                 memory_bytes=8.0 * x.size * (x.size + n_max + 4),
+                 seconds=seconds_for(n_max * x.size * (x.size / BLAS_SPEEDUP + 4)))
     in0 = bool(within(0.0, k_own) and within(0.0, k_rev))
     m = mu * mu / 2.0
 
@@ -307,6 +321,52 @@ def _hockey(eps: float, loss: np.ndarray) -> np.ndarray:
     return np.maximum(0.0, -np.expm1(np.minimum(eps - loss, 0.0)))
 
 
+#: A dense matrix-vector product runs this many times faster per entry than the elementwise rate of
+#: :data:`lpdp._limits.OPS_PER_SECOND`.
+BLAS_SPEEDUP = 20.0
+
+
+def _check_cost(rule: StoppingRule, mechanism: Mechanism, request: Request | None, method: str,
+                trajectories: int) -> None:
+    """Refuse an audit whose estimated memory or time exceeds the budget of :mod:`lpdp._limits`
+    (before anything is allocated)."""
+    n, p = rule.max_steps, len(rule.pairs)
+    base = 64.0 * n  # survival curves (arrays and tuples)
+    if method == "exact":
+        if not isinstance(mechanism, FiniteMechanism):
+            raise ParameterError("method='exact': needs a FiniteMechanism")
+        k = max(int(np.count_nonzero(mechanism.probabilities(_inputs(request, a)) > 0))
+                for a, _ in rule.pairs)
+        states = float(math.comb(n + k - 1, k - 1)) if n < 10**7 else math.inf
+        check_budget(f"max_steps={n} (exact audit over {k} outputs: ~{states:.3g} count vectors)",
+                     memory_bytes=base + 48.0 * states * k * k + 8.0 * states * p,
+                     seconds=seconds_for(n * states * k * (k + p)))
+    elif method == "monte-carlo":
+        check_budget(f"trajectories={trajectories}, max_steps={n}",
+                     memory_bytes=base + trajectories * (40.0 * p + 24.0),
+                     seconds=seconds_for(float(trajectories) * n * (p + 2) * 4))
+    else:
+        check_budget(f"max_steps={n}", memory_bytes=base, seconds=seconds_for(n))
+
+
+def _quadrature_audit(rule: StoppingRule, mechanism: Mechanism, request: Request | None,
+                      nodes: int) -> list[PairAudit]:
+    """Both ordered pairs of a Gaussian rule by quadrature."""
+    if not isinstance(mechanism, GaussianMechanism) or len(rule.pairs) != 2:
+        raise ParameterError("method='quadrature': needs a GaussianMechanism and one pair")
+    (a, b), _ = rule.pairs
+    mu = abs(float(_inputs(request, a)) - float(_inputs(request, b))) / mechanism.sigma
+    mechanism.loss_quantile(0.5, _inputs(request, a), _inputs(request, b))  # sensitivity check
+    if mu == 0.0:
+        raise ParameterError("method='quadrature': the pair's inputs coincide (zero loss); use "
+                             "method='monte-carlo'")
+    out = []
+    for own, rev in ((0, 1), (1, 0)):
+        tail, hs, surv = _quadrature_pair(rule, rule.thresholds[own], rule.thresholds[rev], mu, nodes)
+        out.append(PairAudit(rule.pairs[own], tail, hs, surv))
+    return out
+
+
 def rule_audit(rule: StoppingRule, mechanism: Mechanism, request: Request | None = None, *,
                method: str = "auto", nodes: int = 24, trajectories: int = 100_000,
                seed: int = 0) -> tuple[str, tuple[PairAudit, ...]]:
@@ -319,33 +379,28 @@ def rule_audit(rule: StoppingRule, mechanism: Mechanism, request: Request | None
     nodes = check_int(nodes, "nodes", minimum=2, maximum=200)
     trajectories = check_int(trajectories, "trajectories", minimum=2)
     seed = check_int(seed, "seed", minimum=0)
-    if method == "auto":
+    auto = method == "auto"
+    if auto:
         gauss_pair = isinstance(mechanism, GaussianMechanism) and len(rule.pairs) == 2
         method = ("quadrature" if gauss_pair else
                   "exact" if isinstance(mechanism, FiniteMechanism) else "monte-carlo")
     eps = rule.epsilon
-    out = []
+    _check_cost(rule, mechanism, request, method, trajectories)
+    out: list[PairAudit] = []
     if method == "quadrature":
-        if not isinstance(mechanism, GaussianMechanism) or len(rule.pairs) != 2:
-            raise ParameterError("method='quadrature': needs a GaussianMechanism and one pair")
-        (a, b), _ = rule.pairs
-        mu = abs(float(_inputs(request, a)) - float(_inputs(request, b))) / mechanism.sigma
-        mechanism.loss_quantile(0.5, _inputs(request, a), _inputs(request, b))  # sensitivity check
-        if mu == 0.0:
-            raise ParameterError("method='quadrature': the pair's inputs coincide (zero loss); use "
-                                 "method='monte-carlo'")
-        for own, rev in ((0, 1), (1, 0)):
-            tail, hs, surv = _quadrature_pair(rule, rule.thresholds[own], rule.thresholds[rev], mu,
-                                              nodes)
-            out.append(PairAudit(rule.pairs[own], tail, hs, surv))
-    elif method == "exact":
-        if not isinstance(mechanism, FiniteMechanism):
-            raise ParameterError("method='exact': needs a FiniteMechanism")
+        try:
+            out = _quadrature_audit(rule, mechanism, request, nodes)
+        except _TooManyNodes:
+            if not auto:
+                raise
+            method = "monte-carlo"
+            _check_cost(rule, mechanism, request, method, trajectories)
+    if method == "exact":
         for i, (a, _) in enumerate(rule.pairs):
             loss, probs, surv = _exact_finite(rule, mechanism, request, a)
             out.append(PairAudit(rule.pairs[i], math.fsum(probs[_over(eps, loss[:, i])]),
                                  math.fsum(probs * _hockey(eps, loss[:, i])), tuple(surv.tolist())))
-    else:
+    elif method == "monte-carlo":
         rng = np.random.default_rng(seed)
         sims = {}
         for i, (a, _) in enumerate(rule.pairs):

@@ -30,7 +30,7 @@ from scipy import optimize, special
 
 from lpdp._validate import check_delta, check_epsilon, check_positive
 from lpdp.errors import ParameterError
-from lpdp.filters.realisation import Filter, Step
+from lpdp.filters.realisation import Filter, Step, StoppingRule
 from lpdp.mechanisms import (
     FiniteMechanism,
     GaussianMechanism,
@@ -125,6 +125,10 @@ def _pair_regions(mechanism: FiniteMechanism,
                 r = PrivacyRegion.from_pair(mechanism.probabilities(v), mechanism.probabilities(w))
             seen.setdefault((r.losses.tobytes(), r.log_p.tobytes(), r.log_p_inf), r)
     return list(seen.values())
+
+
+def _laplace_r(mechanism: LaplaceMechanism) -> float:
+    return mechanism.sensitivity / mechanism.scale
 
 
 def describe(mechanism: Mechanism) -> str:
@@ -313,6 +317,13 @@ class MechanismLevelFilter(Filter):
     def spent(self) -> dict[str, float]:
         """The odometer: the sum of each charged parameter so far."""
         return {n: float(t) for n, t in zip(self.names, self._totals, strict=True)}
+
+    def iid_rule(self, mechanism: Mechanism, request: Request | None = None) -> StoppingRule:
+        """On i.i.d. rounds the stopping time is deterministic, ``T = k`` (:meth:`iid_stopping_time`):
+        a rule with no loss threshold and ``max_steps = k`` (``k = 0``: no first release)."""
+        k = self.iid_stopping_time(mechanism, request)
+        return StoppingRule(self.epsilon, max(k, 1), self.ordered_pairs, first_release=k >= 1,
+                            thresholds=(math.inf,) * len(self.ordered_pairs), lag=0)
 
     def iid_stopping_time(self, mechanism: Mechanism, request: Request | None = None) -> int:
         """Rounds a fresh copy of this filter grants when every round is ``(mechanism, request)``:

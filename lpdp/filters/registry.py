@@ -7,17 +7,20 @@ filter (any :class:`~lpdp.filters.Filter` subclass) is added with :func:`registe
 
 from __future__ import annotations
 
+import json
+import tomllib
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 from lpdp.errors import ParameterError
 from lpdp.filters.baselines import BEST
 from lpdp.filters.params import optimal_parameters
 from lpdp.filters.realisation import Filter, RealisationFilter, UnionBoundFilter
-from lpdp.mechanisms import Mechanism
+from lpdp.mechanisms import Mechanism, mechanism_from_dict
 
-__all__ = ["FilterKind", "register_filter", "filter_kinds", "build_filter"]
+__all__ = ["FilterKind", "register_filter", "filter_kinds", "build_filter", "load_mechanism"]
 
 Pairs = Sequence[tuple[Hashable, Hashable]]
 
@@ -105,3 +108,40 @@ register_filter(FilterKind("union", "union bound (lpdp)", "realisation",
 for _name, _label in (("renyi", "Rényi (best order)"), ("concentrated", "concentrated (zCDP)"),
                       ("additive", "additive (best split)"), ("advanced", "advanced (Rogers et al.)")):
     register_filter(FilterKind(_name, _label, "mechanism", _mechanism_level(_name)))
+
+
+def load_mechanism(path: str | Path) -> Mechanism:
+    """Read one mechanism from a JSON or TOML file: the plain data of
+    :meth:`~lpdp.mechanisms.Mechanism.to_dict` (``type = "finite"`` with ``table`` and ``outputs``,
+    ``"gaussian"``, ``"laplace"``, ``"dp"``, ``"region"``).
+
+    Examples
+    --------
+    >>> import json, pathlib, tempfile
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "m.json"
+    >>> _ = f.write_text(json.dumps({"type": "finite", "table": [[0, [0.75, 0.25]], [1, [0.25, 0.75]]],
+    ...                              "outputs": [0, 1]}))
+    >>> load_mechanism(f).probabilities(1).tolist()
+    [0.25, 0.75]
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ParameterError(f"--mechanism {str(path)!r}: cannot read it "
+                             f"({getattr(exc, 'strerror', None) or exc})") from None
+    try:
+        data = tomllib.loads(text) if path.suffix.lower() == ".toml" else json.loads(text)
+    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
+        raise ParameterError(f"--mechanism {str(path)!r}: not valid {path.suffix[1:] or 'JSON'} "
+                             f"({exc})") from None
+    if not isinstance(data, dict) or "type" not in data:
+        raise ParameterError(f"--mechanism {str(path)!r}: expected a mechanism table with a 'type' key "
+                             "(gaussian, laplace, finite, dp, region)")
+    try:
+        return mechanism_from_dict(data)
+    except (KeyError, TypeError, ValueError) as exc:
+        if isinstance(exc, ParameterError):
+            raise
+        raise ParameterError(f"--mechanism {str(path)!r}: malformed {data['type']!r} mechanism "
+                             f"({type(exc).__name__}: {exc})") from None

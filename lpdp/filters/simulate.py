@@ -15,9 +15,10 @@ from typing import Any
 
 import numpy as np
 
+from lpdp._limits import check_budget, seconds_for
 from lpdp._validate import check_int
 from lpdp.errors import ParameterError
-from lpdp.filters.audit import _simulate, rule_audit
+from lpdp.filters.audit import _check_cost, _simulate, rule_audit
 from lpdp.filters.baselines import (
     Baseline,
     MechanismLevelFilter,
@@ -86,6 +87,7 @@ def survival(filt: Any, mechanism: Mechanism, request: Request | None = None, *,
             raise ParameterError("horizon=None: give the number of steps to report for a "
                                  "mechanism-level filter")
         horizon = check_int(horizon, "horizon")
+        check_budget(f"max_steps={horizon}", memory_bytes=64.0 * horizon, seconds=seconds_for(horizon))
         k = filt.iid_stopping_time(mechanism)
         return SurvivalCurve(tuple(float(t <= k) for t in range(1, horizon + 1)), "deterministic")
     if horizon is not None and check_int(horizon, "horizon") != filt.max_steps:
@@ -97,6 +99,7 @@ def survival(filt: Any, mechanism: Mechanism, request: Request | None = None, *,
             return SurvivalCurve(pairs[0].survival, used)
     trajectories = check_int(trajectories, "trajectories", minimum=2)
     seed = check_int(seed, "seed", minimum=0)
+    _check_cost(rule, mechanism, request, "monte-carlo", trajectories)
     t, _ = _simulate(rule, mechanism, request, rule.pairs[0][0], trajectories,
                      np.random.default_rng(seed))
     surv = np.bincount(t, minlength=rule.max_steps + 1)[::-1].cumsum()[::-1][1:] / t.size

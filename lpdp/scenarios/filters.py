@@ -171,10 +171,11 @@ def _survival(params: dict[str, Any]) -> ScenarioOutput:
     """Every filter's survival curve (exact for the realisation-level and union-bound filters, with a
     Monte Carlo check), the mechanism-level baselines with their best parameters, and the classical
     reference; one panel per ε."""
-    from lpdp.filters.simulate import gaussian_comparison, plot_comparison
+    from lpdp.filters import GaussianMechanism, comparison
+    from lpdp.plot import filter_survival
 
-    comps = [gaussian_comparison(params["sigma"], e, params["delta"], params["max_steps"],
-                                 trajectories=params["trajectories"], seed=params["seed"])
+    comps = [comparison(GaussianMechanism(params["sigma"]), e, params["delta"], params["max_steps"],
+                        trajectories=params["trajectories"], seed=params["seed"])
              for e in params["epsilons"]]
     summary = _expected_table(comps)
     for c in comps:
@@ -189,7 +190,7 @@ def _survival(params: dict[str, Any]) -> ScenarioOutput:
         fig.clf()
         axes = np.atleast_1d(fig.subplots(1, len(comps), sharey=True))
         for a, c in zip(axes, comps, strict=True):
-            plot_comparison(c, a)
+            filter_survival(c, a)
 
     csv = ["epsilon,t," + ",".join(comps[0].curves)]
     csv += [f"{c.epsilon:g},{t}," + ",".join(f"{cv.survival[t - 1]:.10g}" for cv in c.curves.values())
@@ -216,7 +217,8 @@ def _progress(done: int, total: int, label: str) -> None:
 
 def _sweep(params: dict[str, Any]) -> ScenarioOutput:
     """Exact expected releases E[min(T, N)] of every filter over the (ε, N) grid (no Monte Carlo)."""
-    from lpdp.filters.simulate import STYLES, gaussian_comparison
+    from lpdp.filters import GaussianMechanism, comparison
+    from lpdp.plot import FILTER_STYLES, filter_label
 
     eps, ns = params["epsilons"], params["max_steps"]
     table: dict[int, dict[str, list[float]]] = {}
@@ -224,7 +226,7 @@ def _sweep(params: dict[str, Any]) -> ScenarioOutput:
     for n in ns:
         table[n] = {}
         for e in eps:
-            c = gaussian_comparison(params["sigma"], e, params["delta"], n, trajectories=0)
+            c = comparison(GaussianMechanism(params["sigma"]), e, params["delta"], n, trajectories=0)
             for name, v in c.expected_releases().items():
                 table[n].setdefault(name, []).append(v)
             done += 1
@@ -244,8 +246,7 @@ def _sweep(params: dict[str, Any]) -> ScenarioOutput:
         axes = np.atleast_1d(fig.subplots(1, len(ns), sharey=True))
         for a, n in zip(axes, ns, strict=True):
             for name, values in table[n].items():
-                label, style = STYLES[name]
-                a.plot(eps, values, marker=".", label=label, **style)
+                a.plot(eps, values, marker=".", label=filter_label(name), **FILTER_STYLES[name])
             a.set_title(f"N = {n}", fontsize="medium")
             a.set_xlabel("epsilon")
             a.grid(True, lw=0.3, alpha=0.5)
