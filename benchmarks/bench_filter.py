@@ -14,7 +14,7 @@ from lpdp.filters import (
     GaussianMechanism,
     RealisationFilter,
     audit,
-    gaussian_comparison,
+    comparison,
     optimal_parameters,
     survival,
 )
@@ -88,7 +88,7 @@ def bench_survival() -> None:
     _row("quadrature survival curve, N = 48", "< 1 s",
          f"{time.perf_counter() - t0:.3f} s (E[T] = {s.expected_T:.4f})")
     t0 = time.perf_counter()
-    gaussian_comparison(2.0, 6.0, 1e-3, 48, trajectories=0)
+    comparison(GaussianMechanism(2.0), 6.0, 1e-3, 48, trajectories=0)
     _row("every filter's curve (Figure 2 panel, exact only)", "-",
          f"{time.perf_counter() - t0:.3f} s")
 

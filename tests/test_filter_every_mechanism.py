@@ -172,7 +172,7 @@ def test_api_errors_are_lpdp_errors(tmp_path):
         f.record(float("nan"))
     f.record(0.3)
     assert f.remaining() == {"steps": 47.0} and set(f.spent()) == {(1, 0), (0, 1)}
-    with pytest.raises(ParameterError, match="does not exist"):
+    with pytest.raises(LpdpError, match="does not exist"):
         f.save(tmp_path / "missing" / "t.json")
     with pytest.raises(ParameterError, match="cannot read it"):
         RealisationFilter.replay(tmp_path / "missing.json")

@@ -274,14 +274,9 @@ class Filter(ABC):
 
     def save(self, path: str | Path) -> Path:
         """Write :meth:`transcript` as JSON (the folder must exist; the file is replaced atomically)."""
-        path = Path(path)
-        if not path.parent.is_dir():
-            raise ParameterError(f"path={str(path)!r}: the folder {str(path.parent)!r} does not exist")
-        try:
-            path.write_text(json.dumps(self.transcript(), indent=1) + "\n", encoding="utf-8")
-        except OSError as exc:
-            raise ParameterError(f"path={str(path)!r}: cannot write ({exc.strerror})") from None
-        return path
+        from lpdp.export import atomic_write
+
+        return atomic_write(path, json.dumps(self.transcript(), indent=1) + "\n", option="path")
 
     @classmethod
     def replay(cls, transcript: Mapping[str, Any] | str | Path,
