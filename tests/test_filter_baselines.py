@@ -16,8 +16,8 @@ from lpdp.filters.baselines import (
     AdvancedFilter,
     ConcentratedFilter,
     RenyiFilter,
-    classical_rounds,
     baselines,
+    classical_rounds,
     gaussian_delta,
     gaussian_epsilon,
 )

@@ -65,7 +65,8 @@ def test_figure_2_statements(fig6):
 
 
 def test_n48_maximises_expected_releases_at_epsilon_6():
-    e = {n: comparison(GaussianMechanism(2.0), 6.0, 1e-3, n, trajectories=0).expected_releases()["realisation"]
+    g = GaussianMechanism(2.0)
+    e = {n: comparison(g, 6.0, 1e-3, n, trajectories=0).expected_releases()["realisation"]
          for n in (24, 48, 96)}
     assert e[48] > e[24] and e[48] > e[96]
 
