@@ -1,22 +1,67 @@
-"""Privacy-loss laws: the one description of a mechanism that the certified lattice engine composes.
+"""Privacy-loss laws and the certified lattice engine that composes them.
 
 For an ordered neighbouring pair (P, Q) the privacy loss is ``L = log(dP/dQ)(Y)`` with ``Y ~ P``, and
 ``δ(ε) = E_P[(1 - e^{ε - L})_+]`` (an atom ``L = +inf`` counts in full). Composition adds independent
 losses, so the law of L under P is all that the composition of the pair needs. A :class:`LossLaw` holds it
 as an exact discrete part (atoms with log masses) and, for continuous mechanisms, log-tail functions of the
 continuous part, so that masses of loss intervals are computed without cancellation.
+
+:func:`compose` brackets ``δ(ε)`` and ``ε(δ)`` of the composition of any number of loss laws (continuous,
+discrete or both): every ``upper`` is provably >= the truth and every ``lower`` provably <= it, floating
+point included. The argument is in ``docs/pld.md``; in short:
+
+1. **Lattice.** Every loss is rounded to the nearest point of the grid ``hZ`` (after clipping each law to a
+   window whose outside mass is counted separately). The rounding errors ``D_i = round(L_i) - L_i`` are
+   independent, each in an interval of width ``w_i <= h``, and the sum ``B`` of their means is bracketed by
+   monotone Riemann sums of the tail functions. By Hoeffding's inequality ``|Σ D_i - B| <= t`` except with
+   probability ``η = exp(-2t² / Σ w_i²)``; ``g_ε(s) = (1 - e^{ε-s})_+`` is non-decreasing with values in
+   [0, 1], so ``δ'(ε + τ_L) - η <= δ(ε) <= δ'(ε - τ_U) + η`` with ``δ'`` the lattice answer. The width in
+   ε grows like ``h √k`` (rounding every loss up or down grows like ``h k``).
+2. **FFT with a certified error.** The lattice laws are composed by one real FFT per law, a pointwise power
+   and one inverse FFT. The forward error of each transform is bounded by ``c u Σ(radices)`` times the ℓ1
+   mass, the error of the product from the computed magnitudes, and the wrap-around of the circular
+   convolution by Chernoff bounds of the lattice law. Deep tails use an exponentially tilted lattice (an
+   exact change of measure), so the bound there is relative to the tail mass instead of to 1.
+3. **Masses.** Tail functions are trusted to the relative accuracy ``LossLaw.rtol``; the errors telescope
+   in the tail sums, tail-sum dominance is preserved by convolution, so the lattice answer is off by at
+   most a factor ``(1 ± r)^k``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["LossLaw"]
+from lpdp._limits import check_budget, seconds_for
+from lpdp._numerics import log1mexp, logsumexp
+from lpdp._validate import check_delta, check_int, check_positive
+from lpdp.errors import ParameterError
+
+__all__ = ["LossLaw", "LatticeBracket", "compose", "DEFAULT_RTOL"]
 
 _NEG_INF = float("-inf")
+_U = float(np.finfo(float).eps) / 2.0          # unit roundoff
+#: Relative accuracy assumed of the masses given by a law's tail functions (``LossLaw.rtol``'s default).
+DEFAULT_RTOL = 1e-12
+#: Forward error of one FFT output per unit of radix summed over the stages, in units of ``u`` times the ℓ1
+#: mass of the input (a radix-r stage is a size-r DFT with rounded twiddle factors; Higham, *Accuracy and
+#: Stability of Numerical Algorithms*, Thm 24.2 gives ``log2 N (√2 γ_4 + μ)`` for radix 2 in ℓ2).
+FFT_RADIX_ERROR = 4.0
+#: Relative error of one complex multiplication, in units of ``u`` (Higham, Lemma 3.5: √2 γ_2).
+MULT_ERROR = 3.0
+#: Wrapped-around and clipped mass allowed, as a fraction of the smallest δ the lattice is built for.
+ALIAS_FRACTION = 1e-4
+#: Smallest δ the default lattice window is sized for (deeper answers build a tilted lattice).
+DELTA_FLOOR = 1e-15
+#: A tilted lattice is built when the FFT error at ε exceeds this fraction of the lattice δ there.
+TILT_FRACTION = 1e-4
+#: At most this many tilted lattices are kept per bracket.
+MAX_TILTS = 8
+#: Hoeffding tail probabilities tried for the rounding term (each gives a valid bound; the best is kept).
+_ETAS = 10.0 ** -np.arange(1.0, 40.0, 0.25)
 
 
 @dataclass(frozen=True, eq=False)
@@ -34,8 +79,18 @@ class LossLaw:
         ``c -> log P(L <= c, L in the continuous part)``, vectorised; each accurate in its own tail.
     support : (float, float)
         Closed interval holding the continuous part (``±inf`` when unbounded).
+    rtol : float
+        Relative accuracy of the masses ``exp(log_sf)`` and ``exp(log_cdf)`` (default
+        :data:`DEFAULT_RTOL`); :func:`compose` certifies its bracket relative to it.
 
     The masses of the discrete part, of the continuous part and ``e^log_p_inf`` sum to one.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> law = LossLaw(np.array([1.0, -1.0]), np.log([0.75, 0.25]))
+    >>> law.is_discrete
+    True
     """
 
     losses: np.ndarray = field(default_factory=lambda: np.zeros(0))
@@ -44,8 +99,590 @@ class LossLaw:
     log_sf: Callable[[np.ndarray], np.ndarray] | None = None
     log_cdf: Callable[[np.ndarray], np.ndarray] | None = None
     support: tuple[float, float] = (-np.inf, np.inf)
+    rtol: float = DEFAULT_RTOL
 
     @property
     def is_discrete(self) -> bool:
         """True when the law has no continuous part (it is then exact and finite)."""
         return self.log_sf is None
+
+
+# --------------------------------------------------------------------------------------- discretisation
+@dataclass
+class _Grid:
+    """One law rounded to the nearest point of ``hZ``: log masses on indices ``lo .. lo + n - 1``."""
+
+    lo: int
+    log_x: np.ndarray
+    log_c: float                 # log of the finite mass 1 - P(L = +inf)
+    bias: tuple[float, float]    # bracket of E[D; L finite], D = round(clip L) - clip L
+    d_range: tuple[float, float]  # an interval holding every value of D
+    second: float                # upper bound of E[D²; L finite]
+    log_clip: float              # log P(L clipped)
+    rtol: float
+
+    @property
+    def hi(self) -> int:
+        return self.lo + self.log_x.size - 1
+
+
+def _log_sub(big: np.ndarray, small: np.ndarray) -> np.ndarray:
+    """``log(e^big - e^small)`` (``-inf`` where the difference is not positive)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = big + log1mexp(np.minimum(small - big, 0.0))
+    return np.where((big > _NEG_INF) & (small < big), out, _NEG_INF)
+
+
+def _at(fn: Callable[[np.ndarray], np.ndarray], c: float) -> float:
+    return float(np.asarray(fn(np.array([c])), dtype=float)[0])
+
+
+def _quantile(law: LossLaw, log_eta: float, upper: bool) -> float:
+    """A point ``c`` with ``log P(L > c) <= log_eta`` (``upper``) or ``log P(L <= c) <= log_eta``."""
+    fn = law.log_sf if upper else law.log_cdf
+    assert fn is not None and law.log_sf is not None and law.log_cdf is not None
+    s_lo, s_hi = (float(v) for v in law.support)
+    edge = s_hi if upper else s_lo
+    sign = 1.0 if upper else -1.0
+    # start near the median: the point of a doubling ladder where the two tails are closest
+    ladder = np.concatenate([-(2.0 ** np.arange(-4, 40)), [0.0], 2.0 ** np.arange(-4, 40)])
+    ladder = ladder[(ladder >= s_lo) & (ladder <= s_hi)]
+    if ladder.size == 0:
+        ladder = np.array([s_lo if math.isfinite(s_lo) else s_hi])
+    gap = np.abs(np.asarray(law.log_sf(ladder)) - np.asarray(law.log_cdf(ladder)))
+    near = float(ladder[int(np.nanargmin(np.where(np.isnan(gap), np.inf, gap)))])
+    if _at(fn, near) <= log_eta:
+        return near
+    step, far = 1.0, near
+    for _ in range(1100):
+        far = near + sign * step
+        if math.isfinite(edge) and sign * (far - edge) >= 0:
+            far = edge
+        if _at(fn, far) <= log_eta:
+            break
+        if far == edge:
+            raise ParameterError(f"a loss law's tail at the support edge {edge!r} exceeds e^{log_eta:.4g}: "
+                                 "check its log_sf/log_cdf and support")
+        near, step = far, step * 2.0
+    else:
+        raise ParameterError(f"a loss law's tail does not fall below e^{log_eta:.4g}: check log_sf/log_cdf")
+    for _ in range(80):
+        mid = 0.5 * (near + far)
+        if mid in (near, far):
+            break
+        if _at(fn, mid) <= log_eta:
+            far = mid
+        else:
+            near = mid
+    return far
+
+
+def _discretise(law: LossLaw, h: float, log_eta: float, sub: int) -> _Grid:
+    """Round ``law`` to ``hZ`` (nearest point), clipping tails of mass ``<= e^log_eta``; bracket the bias."""
+    atoms = np.asarray(law.losses, dtype=float).ravel()
+    log_pa = np.asarray(law.log_p, dtype=float).ravel()
+    keep = np.isfinite(log_pa)
+    atoms, log_pa = atoms[keep], log_pa[keep]
+    if not np.all(np.isfinite(atoms)):
+        raise ParameterError("LossLaw.losses: finite atoms need finite losses (put +inf in log_p_inf)")
+    log_c = float(log1mexp(law.log_p_inf)) if law.log_p_inf > _NEG_INF else 0.0
+    ja = np.rint(atoms / h).astype(np.int64)
+    d_atoms = ja * h - atoms
+    pa = np.exp(log_pa)
+    e_a = 4 * _U * (np.abs(ja * h) + np.abs(atoms))         # float error of each D = j h - L
+    slack_a = float(np.sum(pa * e_a)) + 4 * _U * float(np.sum(pa * np.abs(d_atoms)))
+    b_atoms = float(np.sum(pa * d_atoms))
+    bias_lo, bias_hi = b_atoms - slack_a, b_atoms + slack_a
+    dmin = float(np.min(d_atoms - e_a)) if atoms.size else math.inf
+    dmax = float(np.max(d_atoms + e_a)) if atoms.size else -math.inf
+    second_a = float(np.sum(pa * (np.abs(d_atoms) + e_a) ** 2)) * (1 + 8 * _U)
+    if law.log_sf is None:
+        if not atoms.size:
+            raise ParameterError("a loss law with no finite atom and no continuous part cannot be composed")
+        lo, hi = int(ja.min()), int(ja.max())
+        log_x = np.full(hi - lo + 1, _NEG_INF)
+        np.logaddexp.at(log_x, ja - lo, log_pa)
+        return _Grid(lo, log_x, log_c, (bias_lo, bias_hi), (dmin, dmax), second_a, _NEG_INF, law.rtol)
+    if law.log_cdf is None:
+        raise ParameterError("LossLaw: a continuous part needs both log_sf and log_cdf")
+    c_lo, c_hi = _quantile(law, log_eta, False), _quantile(law, log_eta, True)
+    lo, hi = int(math.floor(c_lo / h + 0.5)), int(math.ceil(c_hi / h - 0.5))
+    if atoms.size:
+        lo, hi = min(lo, int(ja.min())), max(hi, int(ja.max()))
+    hi = max(hi, lo + 1)
+    n = hi - lo + 1
+    check_budget(f"the lattice of one loss law (step h={h:g}, {n} cells x {sub})",
+                 memory_bytes=8.0 * 6 * (n * sub + 1), seconds=seconds_for(60.0 * n * sub))
+    # Cells: cell j = ((lo + j - 1/2) h, (lo + j + 1/2) h]; the clipped law puts its lower tail at the left
+    # end of cell 0 and its upper tail at the right end of cell n - 1. Sub-points split each cell in `sub`.
+    bnd = (lo - 0.5 + np.arange(n + 1)) * h
+    b_ls = np.asarray(law.log_sf(bnd), dtype=float)
+    b_lc = np.asarray(law.log_cdf(bnd), dtype=float)
+    split = int(np.clip(np.searchsorted(-(b_ls - b_lc), 0.0, side="right"), 1, n - 1))
+    log_x = np.empty(n)
+    low = b_lc[:split + 1].copy()
+    low[0] = _NEG_INF
+    log_x[:split] = _log_sub(low[1:], low[:-1])
+    up = b_ls[split:].copy()
+    up[-1] = _NEG_INF
+    log_x[split:] = _log_sub(up[:-1], up[1:])
+    log_clip = float(np.logaddexp(b_lc[0], b_ls[-1]))
+    # Bias of nearest rounding on a cell [c, c + h] with centre x: ∫(x - l) dF = ∫ G - h (G(c) + G(c+h)) / 2
+    # for G = F (cells below the split) or G = -sf (above; a constant shift cancels). G increases, so left
+    # and right Riemann sums on `sub` sub-intervals bracket ∫ G. The clipped tails add ±h/2 per unit mass.
+    frac = np.arange(sub + 1) / sub
+    g = np.empty((n, sub + 1))
+    pts_lo = (lo - 0.5 + np.arange(split)[:, None] + frac[None, :]) * h
+    pts_up = (lo - 0.5 + np.arange(split, n)[:, None] + frac[None, :]) * h
+    g[:split] = np.exp(np.asarray(law.log_cdf(pts_lo.ravel()), dtype=float)).reshape(pts_lo.shape)
+    g[split:] = -np.exp(np.asarray(law.log_sf(pts_up.ravel()), dtype=float)).reshape(pts_up.shape)
+    inner = g[:, 1:-1].sum(axis=1)
+    trap = (h / 2.0) * (g[:, 0] + g[:, -1])
+    left = (h / sub) * (g[:, 0] + inner) - trap
+    right = (h / sub) * (inner + g[:, -1]) - trap
+    tails = (h / 2.0) * (math.exp(b_lc[0]) - math.exp(b_ls[-1]))
+    g_abs = float(np.sum(np.abs(g)))
+    slack = 4.0 * (law.rtol + 4 * _U * (sub + 2) + _U * n) * h * g_abs
+    bias_lo += float(np.sum(left)) + tails - slack
+    bias_hi += float(np.sum(right)) + tails + slack
+    # E[D²] on a cell: Σ over sub-intervals of (mass) x (largest (x - l)² on it); the clipped tails sit at
+    # distance h/2. Rounding of G costs at most h² (rtol + n u) Σ|G|.
+    dist = np.maximum(np.abs(frac[:-1] - 0.5), np.abs(frac[1:] - 0.5)) * h
+    second = float(np.sum(np.maximum(np.diff(g, axis=1), 0.0) * dist[None, :] ** 2))
+    second += (h * h / 4.0) * (math.exp(b_lc[0]) + math.exp(b_ls[-1]))
+    second = second * (1 + 1e-12) + 2 * (law.rtol + 8 * _U * (sub + n)) * h * h * g_abs
+    second += second_a
+    if atoms.size:
+        np.logaddexp.at(log_x, ja - lo, log_pa)
+    fp = 4 * _U * (abs(lo) + abs(hi) + 1) * h
+    d_range = (min(dmin, -h / 2 - fp), max(dmax, h / 2 + fp))
+    return _Grid(lo, log_x, log_c, (bias_lo, bias_hi), d_range, second, log_clip, law.rtol)
+
+
+# --------------------------------------------------------------------------------------------- lattices
+def _log_mgf(grids: Sequence[tuple[_Grid, int]], h: float, theta: float) -> float:
+    """``log Σ_J y_J e^{θ J h}`` for the lattice law ``y`` of the composition (a product of sums)."""
+    return float(sum(k * logsumexp(g.log_x + theta * h * (g.lo + np.arange(g.log_x.size)))
+                     for g, k in grids)) + 1e-12
+
+
+def _tilted_mean(grids: Sequence[tuple[_Grid, int]], h: float, theta: float) -> float:
+    total = 0.0
+    for g, k in grids:
+        x = h * (g.lo + np.arange(g.log_x.size))
+        w = g.log_x + theta * x
+        total += k * float(np.sum(np.exp(w - logsumexp(w)) * x))
+    return total
+
+
+def _radix_sum(n: int) -> int:
+    """Sum of the prime factors of ``n`` with multiplicity (the radices of a mixed-radix FFT)."""
+    total, p = 0, 2
+    while n > 1:
+        while n % p == 0:
+            total += p
+            n //= p
+        p += 1
+    return total
+
+
+def _ladder(h: float) -> np.ndarray:
+    """Tilts tried in the Chernoff bounds (any tilt gives a valid bound; the best is kept)."""
+    return np.geomspace(1e-3, max(300.0, 30.0 / h), 48)
+
+
+@dataclass
+class _Lattice:
+    """The composed lattice law on indices ``start .. start + n - 1`` (tilt ``theta``).
+
+    ``a`` and ``b`` are suffix sums, scaled by ``e^{-scale}``: ``a_i = Σ_{j>=i} y_j`` and
+    ``b_i = Σ_{j>=i} y_j e^{-(x_j - x_i)}``, so the lattice ``δ'(ε) = a_i - e^{ε - x_i} b_i`` for
+    ``x_{i-1} <= ε < x_i``. Each entry's error is ``<= e^{log_e0 - θ h (J - start)}``.
+    """
+
+    theta: float
+    start: int
+    n: int
+    scale: float
+    a: np.ndarray
+    b: np.ndarray
+    log_e0: float
+    log_alias: float
+
+
+def _window(grids: Sequence[tuple[_Grid, int]], h: float, theta: float, start: int | None,
+            log_target: float) -> tuple[int, int, float]:
+    """``(A, N, log alias bound)``: a window whose wrapped-around and missing mass is ``<= target``."""
+    lo_total = sum(k * g.lo for g, k in grids)
+    hi_total = sum(k * g.hi for g, k in grids)
+    cache: dict[float, float] = {}
+
+    def lm(t: float) -> float:
+        if t not in cache:
+            cache[t] = _log_mgf(grids, h, t)
+        return cache[t]
+
+    ladder = _ladder(h)
+    if start is None:   # Σ_{J<A} y_J <= M(t) e^{-t A h} for t < 0: the largest A that meets the target
+        start = max([lo_total] + [math.floor((lm(-t) - log_target) / (-t * h)) for t in ladder])
+        start = min(start, hi_total)
+    # Σ_{J>=A+N} y_J e^{θ (J-A) h} <= M(t) e^{-(t-θ)(A+N) h - θ A h} for t > θ
+    top = min([hi_total + 1] + [math.ceil((lm(theta + t) - theta * start * h - log_target) / (t * h))
+                                for t in ladder])
+    length = max(top - start, 16)
+    if theta > 0:   # mass below the window wraps up by N and is damped by e^{-θ N h}
+        length = max(length, math.ceil(-log_target / (theta * h)))
+    import scipy.fft as sfft
+
+    n = int(sfft.next_fast_len(int(length), real=True))
+    up = min(lm(theta + t) - t * (start + n) * h - theta * start * h for t in ladder)
+    down = min([0.0] + [lm(-t) + t * start * h for t in ladder])
+    if theta > 0:
+        down -= theta * n * h
+    if start + n > hi_total:     # nothing above the window
+        up = _NEG_INF
+    if start <= lo_total:        # nothing below it
+        down = _NEG_INF
+    # each of the two tails is missed once and wrapped once
+    both = float(np.logaddexp(up, down))
+    return int(start), n, (math.log(2.0) + both) if both > _NEG_INF else _NEG_INF
+
+
+def _power(z: np.ndarray, k: int) -> np.ndarray:
+    """``z**k`` by repeated squaring (elementwise)."""
+    out = np.ones_like(z)
+    base = z.copy()
+    while k:
+        if k & 1:
+            out *= base
+        k >>= 1
+        if k:
+            base *= base
+    return out
+
+
+def _build(grids: Sequence[tuple[_Grid, int]], h: float, theta: float, start: int | None,
+           log_target: float) -> _Lattice:
+    import scipy.fft as sfft
+    from scipy.signal import lfilter
+
+    start, n, log_alias = _window(grids, h, theta, start, log_target)
+    widest = max(g.log_x.size for g, _ in grids)
+    check_budget(f"the FFT lattice (N={n}, step h={h:g}, {len(grids)} distinct laws)",
+                 memory_bytes=8.0 * (10 * n + 4 * widest),
+                 seconds=seconds_for(len(grids) * n * (3 * math.log2(n) + 30)))
+    e_f = FFT_RADIX_ERROR * _U * _radix_sum(n)
+    k_tot = sum(k for _, k in grids)
+    half = n // 2 + 1
+    prod = np.ones(half, dtype=complex)
+    log_a = np.zeros(half)                 # Σ_i k_i log a_i with a_i = |X̂_i| + e_f m1_i >= |X_i|, |X̂_i|
+    rel = np.full(half, _NEG_INF)          # log Σ_i k_i e_f m1_i / a_i
+    log_z, offset = 0.0, 0
+    for g, k in grids:
+        j = g.lo + np.arange(g.log_x.size)
+        w = g.log_x + theta * h * j
+        lz = logsumexp(w)
+        x = np.exp(w - lz)
+        m1 = float(np.sum(x)) * (1 + 2 * g.log_x.size * _U)
+        vec = (np.bincount((j - g.lo) % n, weights=x, minlength=n) if x.size > n
+               else np.pad(x, (0, n - x.size)))
+        spec = sfft.rfft(vec)
+        with np.errstate(divide="ignore"):
+            la = np.log(np.abs(spec) * (1 + 2 * _U) + e_f * m1)
+        rel = np.logaddexp(rel, math.log(k * e_f * m1) - la)
+        log_a += k * la
+        prod *= _power(spec, k)
+        log_z += k * lz
+        offset += k * g.lo
+    mult = (1 + MULT_ERROR * _U) ** (2 * k_tot + 2 * len(grids)) - 1
+    weights = np.full(half, 2.0)
+    weights[0] = 1.0
+    if n % 2 == 0:
+        weights[-1] = 1.0
+    err_spec = math.exp(logsumexp(log_a + np.logaddexp(rel, math.log(mult)) + np.log(weights)))
+    l1_spec = float(np.sum(weights * np.abs(prod))) * (1 + 4 * _U)
+    y = sfft.irfft(prod, n)
+    e_inf = (err_spec + e_f * l1_spec) / n + 2 * _U * float(np.max(np.abs(y)))
+    y = np.maximum(np.roll(y, -((start - offset) % n)), 0.0)   # y[i] is the index J = start + i
+    # untilt: y_J = ỹ_J e^{log_z - θ h J}; scale by the largest entry so nothing overflows
+    with np.errstate(divide="ignore"):
+        log_y = np.log(y) + log_z - theta * h * (start + np.arange(n))
+    scale = float(np.max(log_y))
+    if not math.isfinite(scale):
+        scale = 0.0
+    ys = np.exp(log_y - scale)
+    a = np.cumsum(ys[::-1])[::-1]
+    b = lfilter([1.0], [1.0, -math.exp(-h)], ys[::-1])[::-1]
+    log_e0 = (math.log(e_inf) if e_inf > 0 else _NEG_INF) + log_z - theta * h * start
+    return _Lattice(theta, start, n, scale, a, b, log_e0, log_alias)
+
+
+def _lattice_delta(lat: _Lattice, h: float, eps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Lattice ``δ'(ε)`` (computed) and a certified bound on its absolute error, untilted, per ε."""
+    eps = np.asarray(eps, dtype=float)
+    i = np.floor(eps / h) + 1                   # first index J with x_J = J h > ε
+    i = np.where((i - 1) * h > eps, i - 1, i)
+    i = np.where(i * h <= eps, i + 1, i)
+    k = i - lat.start
+    alias = math.exp(lat.log_alias)
+    below = k < 0
+    kc = np.clip(k, 0, lat.n - 1).astype(np.int64)
+    a, b = lat.a[kc], lat.b[kc]
+    c = np.exp(np.minimum(eps - (lat.start + kc) * h, 0.0))
+    val = np.maximum(a - c * b, 0.0)
+    # cumsum and recursion: relative errors (n + 2) u each; then the roundings of a - c b
+    slack = 4 * (lat.n + 8) * _U * (a + c * b)
+    if lat.theta > 0:
+        q = math.exp(-lat.theta * h)
+        fft = np.exp(lat.log_e0 - lat.theta * h * kc - lat.scale) / (1.0 - q)
+    else:
+        fft = math.exp(lat.log_e0 - lat.scale) * (lat.n - kc)
+    scale = math.exp(lat.scale)
+    val, err = val * scale, (slack + fft) * scale * (1 + 8 * _U) + alias
+    out = k >= lat.n
+    val, err = np.where(out, 0.0, val), np.where(out, alias, err)
+    if lat.theta > 0:   # a tilted window says nothing below its start
+        val, err = np.where(below, 0.0, val), np.where(below, np.inf, err)
+    return val, err
+
+
+# --------------------------------------------------------------------------------------------- bracket
+class LatticeBracket:
+    """Certified bracket of ``δ(ε)`` and ``ε(δ)`` for a composition of loss laws (see :func:`compose`).
+
+    ``delta(eps)`` and ``epsilon(delta)`` return ``(lower, upper)`` arrays: ``upper`` is a valid privacy
+    guarantee (provably >= the truth), ``lower`` an attack bound (provably <= it).
+    """
+
+    def __init__(self, grids: list[tuple[_Grid, int]], h: float, delta_floor: float) -> None:
+        self.step = h
+        self._grids = grids
+        k_tot = sum(k for _, k in grids)
+        r = 4 * max(g.rtol for g, _ in grids) + 16 * _U
+        self._mass_up = math.exp(-k_tot * math.log1p(-r))     # 1 / (1 - r)^K
+        self._mass_dn = math.exp(-k_tot * math.log1p(r))      # 1 / (1 + r)^K
+        c = [math.exp(g.log_c) * (1 - 4 * _U) for g, _ in grids]
+        self._bias = (sum(k * min(g.bias[0] / ci, g.bias[0]) for (g, k), ci in zip(grids, c, strict=True)),
+                      sum(k * max(g.bias[1] / ci, g.bias[1]) for (g, k), ci in zip(grids, c, strict=True)))
+        # Bernstein: P(Σ (D_i - E D_i) >= t) <= exp(-t² / (2 (V + M t / 3))), V = Σ Var D_i,
+        # |D_i - E D_i| <= M
+        var = sum(k * g.second / ci for (g, k), ci in zip(grids, c, strict=True)) * (1 + 1e-12)
+        big = max(max(g.d_range[1] - g.bias[0] / ci, g.bias[1] / ci - g.d_range[0], 0.0)
+                  for (g, _), ci in zip(grids, c, strict=True))
+        self._clip = min(sum(k * math.exp(g.log_clip) / ci for (g, k), ci in zip(grids, c, strict=True))
+                         * (1 + 1e-9), 1.0)
+        log_fin = sum(k * g.log_c for g, k in grids)            # log P(every loss finite)
+        self._fin_hi = min(math.exp(log_fin) * (1 + 8 * k_tot * _U + 1e-15), 1.0)
+        self._fin_lo = math.exp(log_fin) * (1 - 8 * k_tot * _U - 1e-15)
+        reach = max(abs(sum(k * g.lo for g, k in grids)), abs(sum(k * g.hi for g, k in grids))) * h
+        tau_fp = 8 * _U * (reach + 1.0)                         # the grid points J h as floats
+        if var > 0:
+            ln = np.log(1.0 / _ETAS)
+            t = big * ln / 3.0 + np.sqrt((big * ln / 3.0) ** 2 + 2.0 * var * ln)
+            self._eta = _ETAS
+        else:
+            t, self._eta = np.zeros(1), np.zeros(1)
+        self._tau_up = t - self._bias[0] + tau_fp
+        self._tau_dn = t + self._bias[1] + tau_fp
+        self._lattices = [_build(grids, h, 0.0, None, math.log(ALIAS_FRACTION * delta_floor))]
+
+    @property
+    def size(self) -> int:
+        """Length of the default (untilted) lattice."""
+        return self._lattices[0].n
+
+    def _sides(self, eps: float, upper: bool) -> tuple[float, float, float]:
+        """Certified upper (or lower) δ at one ε: the best Hoeffding split and lattice; also the ε' used
+        and the FFT error there relative to the lattice δ'."""
+        shifts = -self._tau_up if upper else self._tau_dn
+        pts = eps + shifts
+        best_val = np.full(pts.shape, math.inf if upper else -math.inf)
+        best_rel = np.full(pts.shape, math.inf)
+        for lat in self._lattices:
+            v, e = _lattice_delta(lat, self.step, pts)
+            if upper:
+                val = (v + e) * self._mass_up + self._fin_hi * (self._eta + self._clip)
+                better = val < best_val
+            else:
+                val = np.maximum(v - e, 0.0) * self._mass_dn - self._fin_hi * (self._eta + self._clip)
+                better = val > best_val
+            with np.errstate(divide="ignore", invalid="ignore"):
+                rel = np.where(v > 0, e / v, np.inf)
+            best_val = np.where(better, val, best_val)
+            best_rel = np.where(better, rel, best_rel)
+        i = int(np.argmin(best_val) if upper else np.argmax(best_val))
+        val = float(best_val[i])
+        out = min(1.0, 1.0 - self._fin_lo + val) if upper else max(0.0, 1.0 - self._fin_hi + max(val, 0.0))
+        return out, float(pts[i]), float(best_rel[i])
+
+    def _tilt(self, eps: float, delta: float) -> bool:
+        """Add a lattice tilted to the saddle point of ε (for a deep tail); False if none is useful."""
+        h = self.step
+        base = self._lattices[0]
+        if len(self._lattices) > MAX_TILTS or eps <= (base.start + base.n // 2) * h:
+            return False
+        theta = self._saddle(eps)
+        if theta <= 0 or any(abs(lat.theta - theta) <= 0.05 * theta and lat.start * h <= eps - 2 * h
+                             for lat in self._lattices[1:]):
+            return False
+        margin = float(max(np.max(self._tau_up), np.max(self._tau_dn))) + 4 * h
+        start = math.floor((eps - margin) / h)
+        target = math.log(max(delta, 1e-300)) + math.log(ALIAS_FRACTION)
+        if -target / (theta * h) > 4 * base.n:    # a tilt this small needs a longer window than the base
+            return False
+        self._lattices.append(_build(self._grids, h, theta, start, target))
+        return True
+
+    def _saddle(self, eps: float) -> float:
+        """The tilt θ >= 0 whose tilted lattice law has mean ε (0 if the untilted mean is above ε)."""
+        if _tilted_mean(self._grids, self.step, 0.0) >= eps:
+            return 0.0
+        lo, hi = 0.0, 1.0
+        while _tilted_mean(self._grids, self.step, hi) < eps:
+            lo, hi = hi, 2 * hi
+            if hi > 1e4:
+                return hi
+        for _ in range(50):
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if _tilted_mean(self._grids, self.step, mid) < eps else (lo, mid)
+        return hi
+
+    def _refined(self, eps: float, upper: bool) -> float:
+        val, point, rel = self._sides(eps, upper)
+        if rel > TILT_FRACTION and self._tilt(point, val):
+            val = self._sides(eps, upper)[0]
+        return val
+
+    # ---------------------------------------------------------------- public
+    def delta(self, epsilon: float | Sequence[float] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(lower, upper)`` bounds of ``δ(ε)``, arrays shaped like ``epsilon``."""
+        eps = np.asarray(epsilon, dtype=float)
+        if np.any(np.isnan(eps)):
+            raise ParameterError("epsilon: must not be NaN")
+        lo = np.array([self._refined(float(e), False) for e in eps.ravel()]).reshape(eps.shape)
+        hi = np.array([self._refined(float(e), True) for e in eps.ravel()]).reshape(eps.shape)
+        return lo, hi
+
+    def epsilon(self, delta: float | Sequence[float] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(lower, upper)`` bounds of ``ε(δ) = inf{ε : δ(ε) <= δ}``, arrays shaped like ``delta``.
+
+        ``upper`` is an ε whose certified upper δ is ``<= δ``; ``lower`` one whose certified lower δ is
+        still ``>= δ`` (so the true ε(δ) is at least it); both found by bisection to 1e-10 relative.
+        """
+        d = np.asarray(delta, dtype=float)
+        lo, hi = np.empty(d.shape), np.empty(d.shape)
+        for i, v in enumerate(d.ravel()):
+            v = check_delta(float(v), "delta")
+            for upper, out in ((True, hi), (False, lo)):
+                e = self._invert(v, upper)
+                if math.isfinite(e):
+                    val, point, rel = self._sides(e, upper)
+                    if rel > TILT_FRACTION and self._tilt(point, v):
+                        e = self._invert(v, upper)
+                out.flat[i] = e
+        return lo, hi
+
+    def _invert(self, target: float, upper: bool) -> float:
+        def holds(e: float) -> bool:      # upper: side(e) <= target ; lower: side(e) >= target
+            val = self._sides(e, upper)[0]
+            return val <= target if upper else val >= target
+
+        base = self._lattices[0]
+        top = (base.start + base.n) * self.step + float(np.max(self._tau_dn)) + 1.0
+        bottom = min(base.start * self.step, 0.0) - float(np.max(self._tau_up)) - 1.0
+        if upper:
+            if not holds(top):
+                return math.inf
+            if holds(bottom):
+                return -math.inf
+            a, b = bottom, top              # holds(b), not holds(a)
+        else:
+            if not holds(bottom):
+                return -math.inf
+            if holds(top):
+                return top
+            a, b = bottom, top              # holds(a), not holds(b)
+        for _ in range(200):
+            mid = 0.5 * (a + b)
+            if b - a <= 1e-10 * max(1.0, abs(mid)) or mid in (a, b):
+                break
+            if holds(mid) == upper:
+                b = mid
+            else:
+                a = mid
+        return b if upper else a
+
+
+def _default_tolerance(k_round: int) -> float:
+    """dp_accounting's PLD ε-width at value discretisation 1e-4: about ``k · 1e-4 / 2``."""
+    return max(5e-5 * k_round, 2e-4)
+
+
+def _subdivision(k_round: int) -> int:
+    """Sub-intervals per cell of the bias bracket (its width ``k h / sub`` against Bernstein's ``h √k``)."""
+    return int(min(max(math.ceil(2.0 * math.sqrt(k_round)), 2), 64))
+
+
+def compose(parts: Sequence[tuple[LossLaw, int]], *, tolerance: float | None = None,
+            step: float | None = None, delta_floor: float = DELTA_FLOOR) -> LatticeBracket:
+    """Certified bracket of the composition of loss laws (module docstring; the argument: ``docs/pld.md``).
+
+    Parameters
+    ----------
+    parts : sequence of (LossLaw, int)
+        Each law and how many times it is composed (counts >= 0).
+    tolerance : float, optional
+        Target width of the ε bracket at δ = 1e-5; it sets the grid step. Default: dp_accounting's PLD
+        width at value discretisation 1e-4 (``5e-5`` per rounded mechanism, at least ``2e-4``).
+    step : float, optional
+        The grid step ``h`` by hand (overrides ``tolerance``).
+    delta_floor : float
+        Smallest δ the default lattice window is sized for; smaller δ still get certified answers, from
+        tilted lattices.
+
+    Returns
+    -------
+    LatticeBracket
+        ``delta(eps)`` and ``epsilon(delta)`` give ``(lower, upper)`` arrays.
+
+    Examples
+    --------
+    Randomised response with ε = 1 composed 3 times: its losses lie on the grid, so both sides agree.
+
+    >>> import numpy as np
+    >>> rr = LossLaw(np.array([1.0, -1.0]), np.log([np.e / (1 + np.e), 1 / (1 + np.e)]))
+    >>> lo, hi = compose([(rr, 3)], step=0.5).delta([1.0])
+    >>> p = np.e / (1 + np.e)
+    >>> exact = 3 * p**2 * (1 - p) * (1 - np.exp(-0.0)) + p**3 * (1 - np.exp(-2.0))
+    >>> bool(lo[0] <= exact <= hi[0]), bool(hi[0] - lo[0] < 1e-9)
+    (True, True)
+    """
+    items = list(parts)
+    if not items:
+        raise ParameterError("parts=[]: at least one (LossLaw, count) pair is needed")
+    laws: list[tuple[LossLaw, int]] = []
+    for i, item in enumerate(items):
+        if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], LossLaw)):
+            raise ParameterError(f"parts[{i}]={item!r}: must be a (LossLaw, count) pair")
+        k = check_int(item[1], f"parts[{i}].count", 0)
+        if k:
+            laws.append((item[0], k))
+    if not laws:
+        raise ParameterError("parts: every count is 0; at least one mechanism is needed")
+    delta_floor = check_delta(delta_floor, "delta_floor")
+    if not 0 < delta_floor < 1:
+        raise ParameterError(f"delta_floor={delta_floor!r}: must be in (0, 1)")
+    k_round = sum(k for law, k in laws if not law.is_discrete) or sum(k for _, k in laws)
+    sub = _subdivision(k_round)
+    if step is None:
+        tol = _default_tolerance(k_round) if tolerance is None else check_positive(tolerance, "tolerance")
+        # ε-width / h ≈ 2 (L/6 + √(2 V L)) + k / sub + 2, V = k (1 + 3/sub) / 12, L = log(1/η), η ≈ 1e-8
+        ln = math.log(1e8)
+        per_h = 2.0 * (ln / 6.0 + math.sqrt(k_round * (1 + 3 / sub) * ln / 6.0)) + k_round / sub + 2
+        h = tol / (1.1 * per_h)
+    else:
+        h = check_positive(step, "step")
+    k_tot = sum(k for _, k in laws)
+    log_clip = math.log(ALIAS_FRACTION * delta_floor / k_tot)
+    grids = [(_discretise(law, h, log_clip, sub), k) for law, k in laws]
+    return LatticeBracket(grids, h, delta_floor)
