@@ -7,46 +7,28 @@ import math
 import mpmath
 import numpy as np
 import pytest
-from scipy import optimize, special
+from scipy import optimize
 
 from lpdp import PrivacyRegion
 from lpdp._limits import budget
 from lpdp.compose.kairouz import homogeneous
 from lpdp.compose.multi import compose_regions
 from lpdp.errors import ParameterError
+from lpdp.mechanisms import GaussianMechanism, LaplaceMechanism, randomized_response
 from lpdp.pld import LossLaw, compose
 from lpdp.tradeoff import gaussian
 
 
-# Closed forms written here for the tests only (the library's live in lpdp.mechanisms).
 def gaussian_law(mu: float) -> LossLaw:
-    """L ~ N(μ²/2, μ²) under P."""
-    half = mu * mu / 2.0
-    return LossLaw(log_sf=lambda c: special.log_ndtr((half - np.asarray(c, float)) / mu),
-                   log_cdf=lambda c: special.log_ndtr((np.asarray(c, float) - half) / mu))
+    return GaussianMechanism(1.0 / mu).loss_law()
 
 
 def laplace_law(r: float) -> LossLaw:
-    """Atoms r (mass 1/2), -r (mass e^{-r}/2); density e^{(l - r)/2}/4 on (-r, r)."""
-    lh = -math.log(2.0)
-
-    def log_sf(c):
-        c = np.clip(np.asarray(c, float), -r, r)
-        with np.errstate(divide="ignore"):
-            return lh + np.log(-np.expm1((c - r) / 2.0))
-
-    def log_cdf(c):
-        c = np.clip(np.asarray(c, float), -r, r)
-        with np.errstate(divide="ignore"):
-            return lh - r + np.log(np.expm1((c + r) / 2.0))
-
-    return LossLaw(np.array([r, -r]), np.array([lh, lh - r]), log_sf=log_sf, log_cdf=log_cdf,
-                   support=(-r, r))
+    return LaplaceMechanism(1.0 / r).loss_law()
 
 
 def rr_law(eps: float) -> LossLaw:
-    p = 1.0 / (1.0 + math.exp(-eps))
-    return LossLaw(np.array([eps, -eps]), np.log([p, 1 - p]))
+    return randomized_response(2, eps).loss_law()
 
 
 def gaussian_eps(mu: float, delta: float) -> float:
