@@ -44,15 +44,16 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Literal, get_args
 
 import numpy as np
 from scipy.optimize import minimize
 
 from lpdp._validate import check_int, check_positive, check_probability
-from lpdp.compose.double import double_dp
-from lpdp.compose.kairouz import homogeneous
-from lpdp.compose.multi import compose_regions, multi
+from lpdp.accountant import route
+from lpdp.compose.multi import STEP_TOL, compose_regions
 from lpdp.errors import ParameterError, SolverError
+from lpdp.mechanisms import DPMechanism
 from lpdp.region import PrivacyRegion
 from lpdp.tradeoff import TradeoffFunction
 
@@ -63,7 +64,8 @@ SAFETY = 1e-12
 #: Lattice step used for n >= 3 constraints when none is given.
 DEFAULT_STEP = 0.01
 #: Where the n constraints go: largest area (Propositions 1-2), or evenly up to a small δ (``delta_min``).
-LAYOUTS = ("area", "tail")
+Layout = Literal["area", "tail"]
+LAYOUTS: tuple[str, ...] = get_args(Layout)
 #: Largest number of constraints accepted (the lattice handles more, but the optimiser gets slow).
 MAX_CONSTRAINTS = 64
 _SQRT2 = math.sqrt(2.0)
@@ -88,14 +90,10 @@ class Approximation:
         return PrivacyRegion.from_constraints(self.constraints)
 
     def compose(self, k: int) -> PrivacyRegion:
-        """Exact k-fold composition: Kairouz (n = 1), Theorems 2–3 (n = 2, no lattice), §7 otherwise."""
+        """Exact k-fold composition of a mechanism meeting every constraint (:func:`lpdp.accountant.route`:
+        Kairouz for n = 1, Theorems 2–3 for n = 2, the n-constraint lattice otherwise or with a step)."""
         k = check_int(k, "k", 1)
-        cons = self.constraints
-        if self.step is None and len(cons) == 1:
-            return homogeneous(*cons[0], k)
-        if self.step is None and len(cons) == 2:
-            return double_dp(cons[0], cons[1], k)
-        return multi(cons, k, step=self.step)
+        return route([(DPMechanism(self.constraints), k)], step=self.step).region
 
 
 @dataclass(frozen=True)
@@ -129,7 +127,7 @@ class Bracket:
 
 
 def below(f: TradeoffFunction, constraints: int = 2, *, step: float | None = None,
-          delta_min: float | None = None, layout: str = "area") -> Approximation:
+          delta_min: float | None = None, layout: Layout = "area") -> Approximation:
     """The best n-constraint approximation of f from below (Proposition 1 for n = 2; module docstring).
 
     Every line is a tangent of f, so ``f⁻ <= f``: any f-DP mechanism satisfies each returned
@@ -167,7 +165,7 @@ def below(f: TradeoffFunction, constraints: int = 2, *, step: float | None = Non
 
 
 def above(f: TradeoffFunction, constraints: int = 2, *, step: float | None = None,
-          delta_min: float | None = None, layout: str = "area") -> Approximation:
+          delta_min: float | None = None, layout: Layout = "area") -> Approximation:
     """The best n-constraint approximation of f from above (Proposition 2 for n = 2; module docstring).
 
     Every line is a chord of f, so ``f⁺ >= f``: the composition of ``f⁺`` bounds the true composition
@@ -196,7 +194,7 @@ def above(f: TradeoffFunction, constraints: int = 2, *, step: float | None = Non
 
 
 def bracket(f: TradeoffFunction, k: int, constraints: int = 2, *, step: float | None = None,
-            delta_min: float | None = None, layout: str = "area") -> Bracket:
+            delta_min: float | None = None, layout: Layout = "area") -> Bracket:
     """Bracket the k-fold composition of f between compositions of its n-constraint approximations.
 
     Parameters
@@ -242,13 +240,20 @@ def bracket(f: TradeoffFunction, k: int, constraints: int = 2, *, step: float | 
 
 
 def bracket_mixed(parts: Sequence[tuple[TradeoffFunction, int]], constraints: int = 2, *,
-                  step: float | None = None) -> Bracket:
+                  step: float | None = None, delta_min: float | None = None, layout: Layout = "area",
+                  regions: Sequence[tuple[PrivacyRegion, int]] = ()) -> Bracket:
     """Bracket the composition of mechanisms with *different* trade-off functions (heterogeneous f-DP).
 
     Each ``f`` is approximated from both sides with n constraints and the regions are composed together
     by the exact lattice engine (:func:`lpdp.compose.multi.compose_regions`, spec §7). With ``step=None``
     the lattice is exact in every distinct level (cost grows like ``k^levels``); pass a ``step`` to put
     all ε_j on one lattice (1-D, fast). ``exact`` is ``None``.
+
+    ``delta_min`` and ``layout`` place the constraints as in :func:`below` and :func:`above`.
+    ``regions`` are exact finite parts ``(symmetric region, count)`` composed with the others; with a
+    ``step`` each region's profile ε_j is rounded up to the lattice on the guarantee side (a weaker
+    constraint: the region grows) and down on the attack side (the region shrinks), keeping both sides
+    valid.
 
     Examples
     --------
@@ -263,11 +268,31 @@ def bracket_mixed(parts: Sequence[tuple[TradeoffFunction, int]], constraints: in
         raise ParameterError("parts=[]: at least one (trade-off function, count) pair is needed")
     n = check_int(constraints, "constraints", 1, MAX_CONSTRAINTS)
     counts = [check_int(c, f"parts[{i}].count", 0) for i, (_, c) in enumerate(items)]
-    lows = [below(f, n, step=step) for f, _ in items]
-    highs = [above(f, n, step=step) for f, _ in items]
-    from_below = compose_regions([(a.region, c) for a, c in zip(lows, counts, strict=True)], step=step)
-    from_above = compose_regions([(a.region, c) for a, c in zip(highs, counts, strict=True)], step=step)
-    return Bracket(lows[0], highs[0], from_below, from_above, None, sum(counts))
+    lows = [below(f, n, step=step, delta_min=delta_min, layout=layout) for f, _ in items]
+    highs = [above(f, n, step=step, delta_min=delta_min, layout=layout) for f, _ in items]
+    exact = [(r, check_int(c, f"regions[{i}].count", 0)) for i, (r, c) in enumerate(regions)]
+    from_below = compose_regions([(a.region, c) for a, c in zip(lows, counts, strict=True)]
+                                 + [(_on_lattice(r, step, outward=True), c) for r, c in exact], step=step)
+    from_above = compose_regions([(a.region, c) for a, c in zip(highs, counts, strict=True)]
+                                 + [(_on_lattice(r, step, outward=False), c) for r, c in exact], step=step)
+    return Bracket(lows[0], highs[0], from_below, from_above, None, sum(counts) + sum(c for _, c in exact))
+
+
+def _on_lattice(region: PrivacyRegion, step: float | None, *, outward: bool) -> PrivacyRegion:
+    """A symmetric region with every edge loss a multiple of ``step``: the region itself when it already
+    is one, else its profile ε_j rounded up (``outward``: a region containing it) or down (one inside it)."""
+    if step is None:
+        return region
+    ratio = np.abs(region.losses) / step
+    if np.all(np.abs(ratio - np.rint(ratio)) <= STEP_TOL * np.maximum(1.0, np.rint(ratio))):
+        return region
+    cons = []
+    for e, d in region.profile():
+        j = math.ceil(e / step) if outward else math.floor(e / step)
+        while (j * step < e) if outward else (j * step > e):      # the float product must not cross e
+            j += 1 if outward else -1
+        cons.append((j * step, min(d * (1 + SAFETY), 1.0) if outward else d * (1 - SAFETY)))
+    return PrivacyRegion.from_constraints(cons)
 
 
 # ---------------------------------------------------------------------- helpers

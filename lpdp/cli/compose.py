@@ -1,9 +1,13 @@
 """``lpdp compose``: exact composition (Kairouz, Theorem 1, Theorems 2–3) and the budget questions.
 
-* one ``--dp EPS,DELTA`` and ``-k K``: Kairouz's exact k-fold composition (spec §3);
-* two ``--dp``: the exact double-DP composition (spec §5; ``--method`` picks the route or a baseline), with
-  Remarks 1 and 2 reported alongside;
-* ``--pure EPSxCOUNT`` (repeatable): heterogeneous composition of pure mechanisms (Theorem 1, spec §4).
+* ``--dp EPS,DELTA`` (repeatable) and ``-k K`` (once): k mechanisms that each meet every constraint at once;
+  one constraint is Kairouz's composition, two the exact double-DP composition (``--method`` picks the
+  route or a baseline, with Remarks 1 and 2 reported alongside), more the n-constraint lattice;
+* ``--pure EPSxCOUNT`` (repeatable): heterogeneous composition of pure mechanisms (Theorem 1).
+
+Every region comes from :func:`lpdp.accountant.route`. Different mechanisms composed together (e.g.
+``--dp 0.5,1e-5`` ten times and ``--dp 1,0`` five times) are ``lpdp account``'s job: a second ``-k`` is
+refused.
 
 ``--at``, ``--for-delta`` and ``--max-k-within`` ask for δ at ε, the smallest ε at δ, and the largest k that
 fits a budget; all numbers come from :mod:`lpdp.compose`.
@@ -20,7 +24,7 @@ from lpdp.cli._common import Result, add_output_options, emit, parse_pair, regio
 from lpdp.errors import ParameterError
 from lpdp.region import PrivacyRegion
 
-#: Baselines reported next to an exact double-DP answer (spec §5, Remarks 1 and 2).
+#: Baselines reported next to an exact double-DP answer (the paper's Remarks 1 and 2).
 _BASELINES = ("remark1", "remark2")
 
 
@@ -61,14 +65,13 @@ def _constraints(texts: list[str]) -> list[tuple[float, float]]:
 
 def _composer(pairs: list[tuple[float, float]], method: str, step: float | None = None
               ) -> Callable[[int], PrivacyRegion]:
-    """k -> region: Kairouz for one constraint, ``double_dp`` for two, ``multi`` (spec §7) for more."""
-    from lpdp.compose import double_dp, homogeneous, multi
+    """k -> the region of k mechanisms meeting every constraint (:func:`lpdp.accountant.route`)."""
+    from lpdp.accountant import route
+    from lpdp.mechanisms import DPMechanism
 
-    if len(pairs) == 1:
-        return lambda k: homogeneous(*pairs[0], k)
-    if len(pairs) > 2:
-        return lambda k: multi(pairs, k, step=step)
-    return lambda k: double_dp(pairs[0], pairs[1], k, method=method)
+    mechanism = DPMechanism(pairs)
+    method = method if len(pairs) == 2 else "lattice"      # "kairouz" / "multi" name the route only
+    return lambda k: route([(mechanism, k)], method=method, step=step).upper
 
 
 def _epsilon_for(region: PrivacyRegion, for_delta: list[float]) -> list[list[float]]:
@@ -77,14 +80,15 @@ def _epsilon_for(region: PrivacyRegion, for_delta: list[float]) -> list[list[flo
 
 def _pure(args: argparse.Namespace) -> tuple[PrivacyRegion, str, dict[str, Any], dict, list[str]]:
     """``--pure``: Theorem 1."""
-    from lpdp.compose import heterogeneous
+    from lpdp.accountant import route
+    from lpdp.mechanisms import pure
 
     for flag, value in (("--dp", args.dp), ("-k", args.k), ("--method", args.method),
                         ("--max-k-within", args.max_k_within)):
         if value is not None:
             raise ParameterError(f"{flag}: not used with --pure (the counts say how many mechanisms)")
     counts = _parse_pure(args.pure)
-    region = heterogeneous(counts)
+    region = route([(pure(e), n) for e, n in counts.items()]).upper
     label = " + ".join(f"{n}×{e:g}-DP" for e, n in counts.items())
     payload = {"method": "theorem1", "counts": [[e, n] for e, n in counts.items()]}
     return region, label, payload, {label: region}, []
@@ -105,7 +109,11 @@ def _dp(args: argparse.Namespace, at: list[float], for_delta: list[float]
     compared = [name] + (list(_BASELINES) if len(pairs) == 2 and method not in _BASELINES else [])
     payload: dict[str, Any] = {"method": name, "constraints": [list(p) for p in pairs]}
     lines = []
-    k = None if args.k is None else _parse_int(args.k, "-k")
+    if args.k is not None and len(args.k) > 1:
+        raise ParameterError(f"-k given {len(args.k)} times: compose takes ONE mechanism meeting every --dp "
+                             "at once, k times; for different mechanisms use `lpdp account` (e.g. "
+                             "--dp 0.5,1e-5x10 --dp 1,0x5)")
+    k = None if args.k is None else _parse_int(args.k[0], "-k")
     if args.max_k_within is not None:
         eps, dlt = parse_pair(args.max_k_within, "--max-k-within")
         k_max = _parse_int(args.k_max, "--k-max")
@@ -157,11 +165,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "compose", help="exact composition under one or more (eps, delta) constraints, or pure mechanisms",
         description="Exact k-fold composition of mechanisms satisfying one --dp constraint (Kairouz), "
-                    "two at once (Theorems 2-3, with Remarks 1-2 for comparison) or more (spec §7), or "
+                    "two at once (Theorems 2-3, with Remarks 1-2 for comparison) or more (the n-constraint "
+                    "lattice), or "
                     "heterogeneous composition of pure mechanisms (--pure, Theorem 1).")
     p.add_argument("--dp", action="append", metavar="EPS,DELTA", help="a constraint every mechanism meets "
                    "(repeatable: all hold at once)")
-    p.add_argument("-k", metavar="K", help="number of mechanisms composed")
+    p.add_argument("-k", metavar="K", action="append",
+                   help="number of mechanisms composed (once: every mechanism meets all --dp; to compose "
+                        "different mechanisms use `lpdp account`)")
     p.add_argument("--pure", action="append", metavar="EPSxCOUNT",
                    help="COUNT mechanisms that are pure EPS-DP (repeatable)")
     p.add_argument("--method", choices=METHODS,

@@ -1,0 +1,349 @@
+"""The accountant: compose any mix of mechanisms and read the guarantee, exact or certified.
+
+``Accountant().compose(mechanism, times)`` any number of times, then :meth:`Accountant.guarantee` returns
+a :class:`Guarantee` whose ``delta(ε)`` and ``epsilon(δ)`` are ``(lower, upper)`` pairs: ``upper`` is a
+valid privacy guarantee, ``lower`` an attack bound (achieved by the composed dominating pairs), equal when
+the composition is exact.
+
+The route is chosen in one place, :func:`route`:
+
+* one mechanism meeting one (ε, δ) constraint: Kairouz, Oh and Viswanath (2017), Theorem 3.3;
+* pure mechanisms of several ε: the heterogeneous closed form (Theorem 1 of the paper, Algorithm 1);
+* one mechanism meeting two constraints: the double-DP lattice (Theorems 2–3);
+* one mechanism meeting n >= 3 constraints: the n-constraint lattice (:func:`lpdp.compose.multi`);
+* any other mix of finite mechanisms: the exact product of their dominating pairs
+  (:func:`lpdp.compose.multi.compose_regions`; pairs that are not their own mirror are composed in both
+  orders and the larger δ is kept);
+* Gaussian mechanisms only: exactly ``G_μ`` with ``μ = sqrt(Σ_i k_i μ_i²)`` (Dong, Roth and Su, 2022,
+  Corollary 3.3);
+* anything with another continuous part (Laplace, trade-off functions, Gaussians mixed with finite parts):
+  the certified bracket of :func:`_certified`.
+
+Every composition here is adaptive: each mechanism is a post-processing of its dominating pair, so the
+composed pairs bound every adaptive sequence of the declared mechanisms.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+import numpy as np
+
+from lpdp._validate import check_int
+from lpdp.compose import METHODS, double_dp, heterogeneous, homogeneous, multi
+from lpdp.compose._levels import identity_region
+from lpdp.compose.multi import compose_regions
+from lpdp.errors import ParameterError
+from lpdp.mechanisms import DPMechanism, GaussianMechanism, Mechanism
+from lpdp.region import PrivacyRegion
+from lpdp.tradeoff import gaussian
+
+__all__ = ["Accountant", "Guarantee", "route", "Method", "Route"]
+
+#: Routes for a mechanism meeting two constraints: the exact lattice (default), the theorems' own
+#: constructions, or the paper's looser baselines (Remarks 1 and 2).
+Method = Literal["lattice", "theorem2", "theorem3", "remark1", "remark2"]
+#: The route a guarantee was computed by.
+Route = Literal["none", "kairouz", "theorem1", "lattice", "theorem2", "theorem3", "remark1", "remark2",
+                "multi", "product", "gaussian", "certified"]
+
+#: Constraints per trade-off function in the certified bracket (the paper's n-constraint approximation).
+CERTIFIED_CONSTRAINTS = 64
+#: Common lattice step of the certified bracket.
+CERTIFIED_STEP = 0.01
+#: The certified bracket's guarantee side answers ε for δ down to about this (its δ(∞) stays below it).
+CERTIFIED_DELTA_MIN = 1e-10
+
+
+class Profile(Protocol):
+    """One side of a guarantee: ``δ(ε)`` (vectorised) and the smallest ``ε`` with ``δ(ε) <= delta``."""
+
+    def delta(self, epsilon: float | np.ndarray) -> float | np.ndarray: ...
+
+    def epsilon(self, delta: float) -> float: ...
+
+
+@dataclass(frozen=True)
+class _Larger:
+    """The larger δ of two profiles (a pair composed in both orders)."""
+
+    first: Profile
+    second: Profile
+
+    def delta(self, epsilon: float | np.ndarray) -> float | np.ndarray:
+        return np.maximum(self.first.delta(epsilon), self.second.delta(epsilon))
+
+    def epsilon(self, delta: float) -> float:
+        return max(float(self.first.epsilon(delta)), float(self.second.epsilon(delta)))
+
+
+def _values(x: float | np.ndarray, like: object) -> float | np.ndarray:
+    return float(x) if np.ndim(like) == 0 else np.asarray(x, dtype=float)
+
+
+@dataclass(frozen=True)
+class Guarantee:
+    """The privacy of a composition: an attack bound (``lower``) and a valid guarantee (``upper``).
+
+    Attributes
+    ----------
+    lower, upper : Profile
+        Each has ``delta(ε)`` and ``epsilon(δ)``. ``upper`` holds for every adaptive composition of the
+        declared mechanisms; ``lower`` is achieved by their dominating pairs.
+    exact : bool
+        Whether both sides are the exact composition (then they are the same object).
+    route : str
+        How it was computed (:data:`Route`).
+
+    Examples
+    --------
+    >>> from lpdp import Accountant
+    >>> from lpdp.mechanisms import pure
+    >>> g = Accountant().compose(pure(0.5), 3).compose(pure(1.0), 2).guarantee()
+    >>> g.exact, g.route
+    (True, 'theorem1')
+    >>> lo, hi = g.delta(0.0)
+    >>> round(hi, 6)
+    0.60369
+    """
+
+    lower: Profile
+    upper: Profile
+    exact: bool
+    route: str
+
+    def delta(self, epsilon: float | Sequence[float] | np.ndarray
+              ) -> tuple[float | np.ndarray, float | np.ndarray]:
+        """``(lower, upper)`` δ at each ε >= 0 (floats for a scalar ε, arrays otherwise)."""
+        eps = np.asarray(epsilon, dtype=float)
+        if np.any(~np.isfinite(eps)) or np.any(eps < 0):
+            raise ParameterError(f"epsilon={epsilon!r}: must be finite and >= 0")
+        hi = _values(self.upper.delta(eps), epsilon)
+        lo = hi if self.exact else _values(self.lower.delta(eps), epsilon)
+        return lo, hi
+
+    def epsilon(self, delta: float | Sequence[float] | np.ndarray
+                ) -> tuple[float | np.ndarray, float | np.ndarray]:
+        """``(lower, upper)``: the smallest ε with ``δ(ε) <= delta`` on each side (``upper`` rounded up;
+        ``inf`` when no ε reaches ``delta``)."""
+        d = np.asarray(delta, dtype=float)
+        if np.any(~(d >= 0)) or np.any(d > 1):
+            raise ParameterError(f"delta={delta!r}: must be in [0, 1]")
+        flat = d.ravel()
+        hi = np.array([float(self.upper.epsilon(float(x))) for x in flat])
+        if self.exact:
+            lo = hi
+        else:   # one ulp down: the bisection's answer is at most one ulp above the lower side's root
+            lo = np.array([np.nextafter(float(self.lower.epsilon(float(x))), -np.inf) for x in flat])
+            lo = np.maximum(lo, 0.0)
+        return _values(lo.reshape(d.shape), delta), _values(hi.reshape(d.shape), delta)
+
+    @property
+    def region(self) -> PrivacyRegion:
+        """The exact region of the composition (exact routes on finite pairs only)."""
+        if not (self.exact and isinstance(self.upper, PrivacyRegion)):
+            raise ParameterError(f"route={self.route!r}: the composition has no exact region (it is "
+                                 f"{'a closed-form trade-off function' if self.exact else 'bracketed'})")
+        return self.upper
+
+
+class Accountant:
+    """Compose mechanisms (any kinds, any counts) and read the guarantee of the whole sequence.
+
+    Examples
+    --------
+    >>> from lpdp import Accountant
+    >>> from lpdp.mechanisms import DPMechanism, GaussianMechanism
+    >>> acc = Accountant().compose(DPMechanism([(1.0, 0.0), (0.5, 0.1)]), times=10)
+    >>> g = acc.guarantee()
+    >>> g.exact, g.route
+    (True, 'lattice')
+    >>> g2 = Accountant().compose(GaussianMechanism(3.0), 50).compose(GaussianMechanism(1.0)).guarantee()
+    >>> lo, hi = g2.epsilon(1e-6)
+    >>> g2.exact and lo == hi
+    True
+    """
+
+    def __init__(self) -> None:
+        self._parts: list[tuple[Mechanism, int]] = []
+
+    def compose(self, mechanism: Mechanism, times: int = 1) -> Accountant:
+        """Add ``times`` runs of ``mechanism`` (returns the accountant, so calls chain)."""
+        if not isinstance(mechanism, Mechanism):
+            raise ParameterError(f"mechanism={mechanism!r}: must be an lpdp.mechanisms.Mechanism")
+        self._parts.append((mechanism, check_int(times, "times", 0)))
+        return self
+
+    @property
+    def parts(self) -> list[tuple[Mechanism, int]]:
+        """The composed ``(mechanism, times)`` pairs, in the order given."""
+        return list(self._parts)
+
+    def guarantee(self) -> Guarantee:
+        """The guarantee of everything composed so far (:func:`route` picks how)."""
+        return route(self._parts)
+
+    def __repr__(self) -> str:
+        return f"Accountant({self._parts!r})"
+
+
+def _merged(parts: Sequence[tuple[Mechanism, int]]) -> list[tuple[Mechanism, int]]:
+    out: list[tuple[Mechanism, int]] = []
+    for i, item in enumerate(parts):
+        if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], Mechanism)):
+            raise ParameterError(f"parts[{i}]={item!r}: must be a (mechanism, times) pair")
+        mech, times = item[0], check_int(item[1], f"parts[{i}].times", 0)
+        if times == 0:
+            continue
+        for j, (m, t) in enumerate(out):
+            if m == mech:
+                out[j] = (m, t + times)
+                break
+        else:
+            out.append((mech, times))
+    return out
+
+
+def _exact(region: Profile, name: str) -> Guarantee:
+    return Guarantee(region, region, True, name)
+
+
+def route(parts: Sequence[tuple[Mechanism, int]], *, method: Method = "lattice",
+          step: float | None = None) -> Guarantee:
+    """The one routing function: the guarantee of composing ``times`` runs of each mechanism.
+
+    Parameters
+    ----------
+    parts : sequence of (Mechanism, int)
+        ``(mechanism, times)`` pairs; equal mechanisms are merged.
+    method : {"lattice", "theorem2", "theorem3", "remark1", "remark2"}
+        For one mechanism meeting two constraints: the exact route, or one of the paper's looser
+        baselines (Remarks 1–2; then only ``upper`` is meaningful and ``lower`` is the trivial 0).
+    step : float, optional
+        A common lattice step dividing every loss of the finite parts (fast exact 1-D lattice).
+
+    Examples
+    --------
+    >>> from lpdp.accountant import route
+    >>> from lpdp.mechanisms import DPMechanism
+    >>> route([(DPMechanism([(0.1, 1e-7)]), 100)]).route
+    'kairouz'
+    >>> round(route([(DPMechanism([(0.1, 1e-7)]), 100)]).epsilon(1e-4)[1], 4)
+    3.7757
+    """
+    items = _merged(parts)
+    if method not in METHODS:
+        raise ParameterError(f"method={method!r}: must be one of {', '.join(METHODS)}")
+    single_double = len(items) == 1 and isinstance(items[0][0], DPMechanism) \
+        and len(items[0][0].constraints) == 2
+    if method != "lattice" and not single_double:
+        raise ParameterError(f"method={method!r}: only for one mechanism meeting exactly two constraints")
+    if not items:
+        return _exact(identity_region(), "none")
+    finite = [(m, k) for m, k in items if m.is_finite]
+    continuous = [(m, k) for m, k in items if not m.is_finite]
+    if not continuous:
+        return _finite_route(finite, method, step)
+    if not finite and all(isinstance(m, GaussianMechanism) for m, _ in continuous):
+        mu = math.sqrt(math.fsum(k * m.mu ** 2 for m, k in continuous))
+        return _exact(gaussian(mu), "gaussian")
+    lower, upper = _certified(continuous, finite)
+    return Guarantee(lower, upper, False, "certified")
+
+
+def _finite_route(parts: list[tuple[Mechanism, int]], method: Method, step: float | None) -> Guarantee:
+    if all(isinstance(m, DPMechanism) for m, _ in parts):
+        if len(parts) == 1 and step is None:
+            mech, k = parts[0]
+            cons = mech.constraints
+            if len(cons) == 1:
+                return _exact(homogeneous(*cons[0], k), "kairouz")
+            if len(cons) == 2:
+                region = double_dp(cons[0], cons[1], k, method=method)
+                if method.startswith("remark"):
+                    return Guarantee(identity_region(), region, False, method)
+                return _exact(region, method)
+            return _exact(multi(cons, k), "multi")
+        if len(parts) == 1:
+            return _exact(multi(parts[0][0].constraints, parts[0][1], step=step), "multi")
+        if all(m.is_pure for m, _ in parts):
+            counts: dict[float, int] = {}
+            for m, k in parts:
+                e = m.constraints[0][0]
+                counts[e] = counts.get(e, 0) + k
+            return _exact(heterogeneous(counts), "theorem1")
+    if all(m.is_symmetric for m, _ in parts):
+        return _exact(compose_regions([(m.region(), k) for m, k in parts], step=step), "product")
+    forward = _directed_product([(m.region(), k) for m, k in parts])
+    backward = _directed_product([(_mirror(m.region()), k) for m, k in parts])
+    both = _Larger(forward, backward)
+    return Guarantee(both, both, True, "product")
+
+
+def _mirror(region: PrivacyRegion) -> PrivacyRegion:
+    """The region of the reversed pair (Q, P)."""
+    return PrivacyRegion.from_log_masses(-region.losses[::-1], region.log_q[::-1], region.log_p[::-1],
+                                         log_p_inf=region.log_q_ninf, log_q_ninf=region.log_p_inf,
+                                         check_total=False)
+
+
+def _directed_product(parts: list[tuple[PrivacyRegion, int]]) -> PrivacyRegion:
+    """Exact region of the product of (possibly asymmetric) finite pairs, in the order given.
+
+    The product of the pairs (P_i, Q_i) is composed directly on the lattice of signed levels (one integer
+    coordinate per distinct |L|, as in :func:`lpdp.compose.multi.compose_regions`), so equal losses merge
+    exactly; only the P-law matters for δ(ε), and the Q-masses follow from ``q = p e^{-L}``.
+    """
+    from lpdp.compose._convolve import convolve
+    from lpdp.compose._levels import lattice_loss, merge_tolerance
+
+    levels = np.unique(np.concatenate([np.abs(r.losses) for r, _ in parts]))
+    levels = levels[levels > 0]
+    steps = []
+    for region, k in parts:
+        L = region.losses
+        keys = np.zeros((L.size, max(levels.size, 1)), dtype=np.int64)
+        nz = np.flatnonzero(L != 0)
+        keys[nz, np.searchsorted(levels, np.abs(L[nz]))] = np.sign(L[nz]).astype(np.int64)
+        steps += [(keys, np.array(region.log_p))] * k
+    keys, log_p = convolve(steps)
+    loss = lattice_loss(list(levels), list(keys.T)) if levels.size else np.zeros(keys.shape[0])
+    tol = merge_tolerance(float(np.max(np.abs(loss), initial=0.0)))
+    order = np.argsort(-loss)
+    loss, log_p = loss[order], log_p[order]
+    new_group = np.concatenate(([True], (loss[:-1] - loss[1:]) > tol))
+    loss = loss[new_group][np.cumsum(new_group) - 1]
+    rest_p = sum(k * math.log1p(-math.exp(r.log_p_inf)) for r, k in parts)
+    rest_q = sum(k * math.log1p(-math.exp(r.log_q_ninf)) for r, k in parts)
+    return PrivacyRegion.from_log_masses(
+        loss, log_p, log_p - loss,
+        log_p_inf=math.log(-math.expm1(rest_p)) if rest_p < 0 else -math.inf,
+        log_q_ninf=math.log(-math.expm1(rest_q)) if rest_q < 0 else -math.inf, check_total=False)
+
+
+def _certified(continuous: list[tuple[Mechanism, int]], finite: list[tuple[Mechanism, int]]
+               ) -> tuple[Profile, Profile]:
+    """Certified ``(lower, upper)`` of a composition with continuous parts.
+
+    ``continuous`` are ``(mechanism, times)`` with a trade-off function (and a :meth:`loss_law`);
+    ``finite`` are exact parts (``mechanism.region()``). Today each trade-off function is bracketed by
+    :data:`CERTIFIED_CONSTRAINTS` tangents (guarantee side) and chords (attack side) with ε_j evenly
+    spaced up to ``δ_f = CERTIFIED_DELTA_MIN / count`` on a lattice of step :data:`CERTIFIED_STEP` (the
+    paper's n-constraint approximation, :func:`lpdp.fdp.bracket_mixed` with ``layout="tail"``), the
+    finite regions are rounded onto the same lattice (outward for the guarantee, inward for the attack
+    bound), and both sides are composed exactly. Its guarantee side answers ε for δ down to about
+    :data:`CERTIFIED_DELTA_MIN`.
+    """
+    from lpdp.fdp import bracket_mixed
+
+    if any(not m.is_symmetric for m, _ in finite):
+        raise ParameterError("finite mechanisms whose pair is not its own mirror cannot yet be composed with "
+                             "continuous mechanisms (compose them alone, or give a symmetric pair)")
+    total = sum(k for _, k in continuous)
+    b = bracket_mixed([(m.tradeoff(), k) for m, k in continuous], CERTIFIED_CONSTRAINTS,
+                      step=CERTIFIED_STEP, delta_min=CERTIFIED_DELTA_MIN / total, layout="tail",
+                      regions=[(m.region(), k) for m, k in finite])
+    return b.from_above, b.from_below
