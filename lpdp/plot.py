@@ -193,3 +193,48 @@ def _mechanism_name(m: Any) -> str:
     if kind == "finite":
         return f"finite mechanism ({len(d['outputs'])} outputs)"
     return str(kind)
+
+
+def filter_telemetry(result: Any, ax: Any = None) -> list[Any]:
+    """Two panels for a :class:`lpdp.filters.Telemetry`: the realised privacy loss of each device under
+    the realisation-level filter (grey paths, a dot where the device stopped, the budget ε dashed), and
+    the share of devices still reporting after t reports under every filter. Replaces ``ax`` by two axes
+    of its figure; returns the artists.
+
+    Examples
+    --------
+    >>> from lpdp.filters.adaptive import telemetry
+    >>> artists = filter_telemetry(telemetry(["a", "b", "c"], 6.0, 1e-4, 10, devices=5))
+    """
+    import numpy as np
+
+    fig = _axes(ax).figure
+    fig.clear()
+    left, right = fig.subplots(1, 2)
+    artists: list[Any] = []
+    for i, path in enumerate(result.paths[:60]):
+        artists += left.plot(range(len(path)), path, color="0.45", alpha=0.35, lw=0.8,
+                             label="realised loss of one device" if i == 0 else "_path")
+        artists += left.plot(len(path) - 1, path[-1], "o", color="C3", ms=3,
+                             label="where the filter stopped the device" if i == 0 else "_stop")
+    artists.append(left.axhline(result.epsilon, color="k", ls="--", lw=1,
+                                label=f"budget ε = {result.epsilon:g}"))
+    left.set_xlabel("reports released (count)")
+    left.set_ylabel("largest realised privacy loss over ordered pairs (nats)")
+    left.set_title("realisation-level filter: realised loss per device", fontsize="medium")
+    left.legend(loc="lower right", fontsize="x-small")
+    left.grid(True, lw=0.3, alpha=0.5)
+    t = np.arange(0, result.max_steps + 1)
+    for name, stops in result.stops.items():
+        s = np.asarray(stops)
+        share = [(s >= k).mean() for k in t]
+        artists += right.step(t, share, where="post", **FILTER_STYLES.get(name, {}),
+                              label=f"{filter_label(name)}: mean {s.mean():.1f}")
+    right.set_xlabel("t (reports released, count)")
+    right.set_ylabel("share of devices with at least t reports")
+    right.set_title(f"every filter, budget (ε, δ) = ({result.epsilon:g}, {result.delta:g}), "
+                    f"N = {result.max_steps}", fontsize="medium")
+    right.set_ylim(-0.02, 1.02)
+    right.legend(loc="upper right", fontsize="x-small")
+    right.grid(True, lw=0.3, alpha=0.5)
+    return artists

@@ -213,3 +213,33 @@ def test_every_mechanism_option_keeps_the_json_keys(capsys, tmp_path):
         assert {"tail", "hockey_stick_delta", "bound"} <= set(out)
         out = run_json(capsys, "filter", "params", *common)
         assert "kappa" in out
+
+
+def test_sequence_parameters_routes():
+    """For an i.i.d. declared sequence both routes give Proposition 1's optimum; for a heterogeneous one
+    the declared route's objective is no worse than the Gaussian i.i.d. optimum's on that sequence."""
+    from lpdp.filters.adaptive import sequence_parameters
+    from lpdp.mechanisms import Request
+
+    g = GaussianMechanism(2.0)
+    ref = optimal_parameters(1e-3, 48)
+    for model in ("declared", "iid"):
+        p = sequence_parameters(1e-3, 48, [(g, None)], [(1, 0)], model=model)
+        assert p.delta_tilde == pytest.approx(ref.delta_tilde, rel=1e-3)
+    rr = randomized_response(3, 1.0)
+    ind = Request("is-0", {0: 1.0, 1: 0.0, 2: 0.0})
+    cat = Request("cat", {0: 0, 1: 1, 2: 2})
+    seq = [(rr, cat)] + [(g, ind)] * 9
+    pairs = [(0, 1), (0, 2), (1, 2)]
+    p = sequence_parameters(1e-3, 10, seq, pairs)
+
+    def worst(q):  # max over consecutive steps of u_i(θ) + u_{i+1}(δ̃), by hand
+        out = -math.inf
+        for (m1, r1), (m2, r2) in zip(seq[:-1], seq[1:], strict=True):
+            for a, b in pairs:
+                for v, w in ((a, b), (b, a)):
+                    out = max(out, m1.loss_quantile(q.theta, r1(v), r1(w))
+                              + m2.loss_quantile(q.delta_tilde, r2(v), r2(w)))
+        return out
+
+    assert worst(p) <= worst(optimal_parameters(1e-3, 10)) + 1e-9

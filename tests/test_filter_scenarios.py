@@ -26,6 +26,10 @@ def test_ldp_telemetry_scenario(tmp_path):
     assert replayed.steps == res["stopping_times"][0]
     assert max(replayed.spent().values()) == pytest.approx(res["max_loss_paths"][0][-1])
     assert row["summary"][0].startswith(f"{len(res['stopping_times'])} devices")
+    by_filter = res["stopping_times_by_filter"]
+    assert set(by_filter) == {"realisation", "union", "renyi", "concentrated", "additive", "advanced"}
+    assert by_filter["realisation"] == res["stopping_times"]
+    assert min(by_filter["renyi"]) >= 1 and res["mean_reports"]["union"] > res["mean_reports"]["renyi"]
 
 
 def test_telemetry_scenario_errors_name_the_key(tmp_path):

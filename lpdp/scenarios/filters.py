@@ -1,11 +1,10 @@
 """Scenario kinds for privacy filters.
 
-* ``filter_telemetry``: a device holding one categorical value answers adaptive local-DP queries
-  (randomised response of the value, Gaussian reports of category indicators); a realisation-level
-  filter per device decides when it stops reporting (issue 5).
-* ``filter_survival``: the paper's Figure 2, survival curves ``P(T >= t)`` of every filter on i.i.d.
-  Gaussian rounds, one panel per ε (issue 6).
-* ``filter_sweep``: expected releases of every filter over a grid of ε and N (issue 6).
+* ``filter_telemetry``: devices holding one categorical value answer adaptive local-DP queries
+  (randomized response of the value, Gaussian reports of category indicators) under every filter.
+* ``filter_survival``: the filter paper's Figure 2, survival curves ``P(T >= t)`` of every filter on
+  i.i.d. Gaussian rounds, one panel per ε.
+* ``filter_sweep``: expected releases of every filter over a grid of ε and N.
 """
 
 from __future__ import annotations
@@ -28,6 +27,14 @@ def _categories(value: list[str]) -> list[str]:
     return value
 
 
+def _route(value: str) -> str:
+    from lpdp.errors import ParameterError
+
+    if value not in ("declared", "iid"):
+        raise ParameterError(f"parameters={value!r}: must be 'declared' or 'iid'")
+    return value
+
+
 TELEMETRY = {
     "categories": Field("list[str]", "the values a device can hold (its local-DP input alphabet)",
                         required=True, check=_categories),
@@ -43,89 +50,43 @@ TELEMETRY = {
     "devices": Field("int", "simulated devices", default=200,
                      check=lambda v: check_int(v, "devices")),
     "seed": Field("int", "random seed", default=1, check=lambda v: check_int(v, "seed", minimum=0)),
+    "parameters": Field("str", "(delta_tilde, theta) route: 'declared' (for the declared sequence) or "
+                        "'iid' (an i.i.d. model fitted to it)", default="declared", check=_route),
 }
 
 
 def _telemetry(params: dict[str, Any]) -> ScenarioOutput:
-    """Each device: first a randomised-response report; then, adaptively, a Gaussian report of the
-    indicator of the category reported most often so far (or another RR report when the last
-    indicator report was low). Every possible next request is declared, so the look-ahead uses the
-    intersection rule (spec filter.md §3)."""
-    from lpdp.filters import (
-        GaussianMechanism,
-        RealisationFilter,
-        Request,
-        optimal_parameters,
-        randomized_response,
-    )
+    """Every registered filter on the adaptive local-DP policy of :func:`lpdp.filters.adaptive.telemetry`
+    (the same devices and noise for each filter)."""
+    from lpdp.filters.adaptive import telemetry
+    from lpdp.plot import filter_label, filter_telemetry
 
-    cats = params["categories"]
-    k, n_max = len(cats), params["max_steps"]
-    rr = randomized_response(k, params["rr_epsilon"])
-    g = GaussianMechanism(params["gaussian_sigma"])
-    report = Request("category", {c: i for i, c in enumerate(cats)})
-    indicator = {c: Request(f"is-{c}", {d: float(d == c) for d in cats}) for c in cats}
-    candidates = [(rr, report)] + [(g, r) for r in indicator.values()]
-    pairs = [(a, b) for i, a in enumerate(cats) for b in cats[i + 1:]]
-    p = optimal_parameters(params["delta"], n_max)
-    rng = np.random.default_rng(params["seed"])
-    paths, stops, truths, transcript = [], [], [], None
-    for device in range(params["devices"]):
-        truth = cats[int(rng.integers(k))]
-        f = RealisationFilter(params["epsilon"], params["delta"], n_max, p.delta_tilde, p.theta,
-                              pairs=pairs)
-        counts = np.zeros(k)
-        step = (rr, report)
-        path = [0.0]
-        while f.ask(*step, next=candidates):
-            mech, req = step
-            y = mech.sample(req(truth), rng)
-            f.record(y)
-            path.append(max(f.spent().values()))
-            if mech is rr:
-                counts[int(y)] += 1
-                step = (g, indicator[cats[int(np.argmax(counts))]])
-            else:
-                step = (rr, report) if y < 0.5 else step
-        paths.append(path)
-        stops.append(f.steps)
-        truths.append(truth)
-        if device == 0:
-            transcript = f.transcript()
-    stops_arr = np.array(stops)
-    summary = [
-        f"{len(stops)} devices, budget ({params['epsilon']:g}, {params['delta']:g}), N = {n_max}: "
-        f"mean {stops_arr.mean():.2f} reports (min {stops_arr.min()}, max {stops_arr.max()})",
-        f"delta_tilde = {p.delta_tilde:.4g}, theta = {p.theta:.4g}; "
-        f"{np.mean(stops_arr == n_max):.1%} of devices reached N",
-    ]
-
-    def draw(ax: Any) -> None:
-        fig = ax.figure
-        fig.clf()
-        left, right = fig.subplots(1, 2)
-        for path in paths[:60]:
-            left.plot(range(len(path)), path, color="C0", alpha=0.25, lw=0.8)
-            left.plot(len(path) - 1, path[-1], "o", color="C3", ms=2.5)
-        left.axhline(params["epsilon"], color="k", ls="--", lw=1, label="epsilon")
-        left.set_xlabel("reports released")
-        left.set_ylabel("largest realised loss over ordered pairs")
-        left.legend(loc="upper left", fontsize="small")
-        right.hist(stops_arr, bins=np.arange(0.5, n_max + 1.5), color="C1")
-        right.set_xlabel("stopping time T")
-        right.set_ylabel("devices")
-
+    r = telemetry(params["categories"], params["epsilon"], params["delta"], params["max_steps"],
+                  rr_epsilon=params["rr_epsilon"], gaussian_sigma=params["gaussian_sigma"],
+                  devices=params["devices"], seed=params["seed"], model=params["parameters"])
+    n_max = params["max_steps"]
+    summary = [f"{params['devices']} devices, budget ({params['epsilon']:g}, {params['delta']:g}), "
+               f"N = {n_max}; mean reports per device under each filter:"]
+    for name, stops in r.stops.items():
+        s = np.asarray(stops)
+        summary.append(f"  {filter_label(name):<28} mean {s.mean():6.2f} (min {s.min()}, max {s.max()},"
+                       f" {np.mean(s == n_max):.0%} reached N)")
+    summary += [f"  {filter_label(k):<28} {v}" for k, v in r.notes.items()]
+    summary.append(f"realisation-level parameters ({params['parameters']} route): delta_tilde = "
+                   f"{r.parameters.delta_tilde:.4g}, theta = {r.parameters.theta:.4g}")
     return ScenarioOutput(
-        payload={"delta_tilde": p.delta_tilde, "theta": p.theta, "stopping_times": stops,
-                 "true_values": truths, "max_loss_paths": paths,
-                 "mean_stopping_time": float(stops_arr.mean())},
-        summary=summary, plot=draw, figsize=(11.0, 4.5),
+        payload={"delta_tilde": r.parameters.delta_tilde, "theta": r.parameters.theta,
+                 "stopping_times": r.stops["realisation"], "stopping_times_by_filter": r.stops,
+                 "mean_reports": r.mean_reports(), "notes": r.notes, "true_values": r.truths,
+                 "max_loss_paths": r.paths,
+                 "mean_stopping_time": r.mean_reports()["realisation"]},
+        summary=summary, plot=lambda ax: filter_telemetry(r, ax), figsize=(12.0, 5.0),
         extra_files={"ldp_telemetry_filter_device0_transcript.json":
-                     json.dumps(transcript, indent=1) + "\n"})
+                     json.dumps(r.transcript, indent=1) + "\n"})
 
 
-register(ScenarioKind("filter_telemetry", "a device answering adaptive local-DP queries until a "
-                      "realisation-level filter stops it (issue 5)", TELEMETRY, _telemetry))
+register(ScenarioKind("filter_telemetry", "devices answering adaptive local-DP queries until a "
+                      "filter stops them, every filter compared", TELEMETRY, _telemetry))
 
 
 def _positive_list(name: str):
@@ -259,6 +220,6 @@ def _sweep(params: dict[str, Any]) -> ScenarioOutput:
 
 
 register(ScenarioKind("filter_survival", "survival curves P(T >= t) of every filter on i.i.d. "
-                      "Gaussian rounds (the paper's Figure 2, issue 6)", SURVIVAL, _survival))
+                      "Gaussian rounds (the filter paper's Figure 2)", SURVIVAL, _survival))
 register(ScenarioKind("filter_sweep", "expected releases of every filter over a grid of epsilon "
-                      "and N (issue 6)", SWEEP, _sweep))
+                      "and N", SWEEP, _sweep))

@@ -1,0 +1,244 @@
+"""Filters on heterogeneous and adaptive sequences: parameters for a declared sequence, and the
+local-DP telemetry simulation that compares every filter on one adaptive policy.
+
+Parameters (Taylor, Vippathalla and Coon, Section VI). Any ``(δ̃, θ)`` with ``δ̃ + θ (1 - δ̃) N <= δ``
+keeps Theorem 1's guarantee for *every* sequence of requests, adaptive or not, as long as each step's
+look-ahead covers the requests that can actually come next (``next=`` of :meth:`Filter.ask`). The choice
+only changes how long the filter runs. For i.i.d. rounds the optimum is Proposition 1's
+(:func:`~lpdp.filters.optimal_parameters`); for other sequences the paper suggests fitting an i.i.d.
+model. :func:`sequence_parameters` offers both routes:
+
+* ``model="declared"``: the analyst declares the sequence ``s_1, s_2, ..., s_N`` they expect; the rule
+  at step i is ``l^{(i-1)} <= ε - u_i(θ) - u_{i+1}(δ̃)``, so the parameters minimise the largest
+  ``u_i(θ) + u_{i+1}(δ̃)`` over the steps and ordered pairs (for an i.i.d. sequence this is Prop. 1's
+  objective);
+* ``model="iid"``: the i.i.d. model fitted to the declared sequence, whose one-step loss law is the
+  equal-weight mixture of the steps' laws (``P(L > c) = mean_i P(L_i > c)``), optimised as in Prop. 1.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+from scipy import optimize
+
+from lpdp._validate import check_delta, check_int
+from lpdp.errors import ParameterError
+from lpdp.filters.baselines import NotApplicableError
+from lpdp.filters.params import FilterParameters, _theta_for
+from lpdp.filters.realisation import Filter
+from lpdp.filters.registry import build_filter, filter_kinds
+from lpdp.mechanisms import GaussianMechanism, Mechanism, Request, randomized_response
+
+__all__ = ["sequence_parameters", "Telemetry", "telemetry"]
+
+Step = tuple[Mechanism, Request | None]
+
+
+def _quantiles(step: Step, level: float, pairs: Sequence[tuple[Hashable, Hashable]]) -> list[float]:
+    mech, req = step
+    out = []
+    for a, b in pairs:
+        for v, w in ((a, b), (b, a)):
+            x, y = (v, w) if req is None else (req(v), req(w))
+            out.append(mech.loss_quantile(level, x, y))
+    return out
+
+
+def _mixture_quantile(steps: Sequence[Step], level: float, pair: tuple[Any, Any],
+                      distinct: Sequence[Step]) -> float:
+    """``inf{c : mean_i P(L_i > c) <= level}`` for one ordered pair (bisection on the exact tails,
+    rounded up so the threshold errs on the conservative side)."""
+    a, b = pair
+    weight = {s: steps.count(s) / len(steps) for s in distinct}
+
+    def tail(c: float) -> float:
+        return math.fsum(w * m.loss_tail(c, *((a, b) if r is None else (r(a), r(b))))
+                         for (m, r), w in weight.items())
+
+    hi = max(max(_quantiles(s, level / len(steps), [pair])) for s in distinct)  # mean tail <= level
+    if not math.isfinite(hi):
+        return math.inf
+    lo = min(min(_quantiles(s, min(1.0, level * len(steps)), [pair])) for s in distinct)
+    lo = lo if math.isfinite(lo) else hi - 1.0
+    if tail(lo) <= level:
+        return lo
+    for _ in range(100):  # tail(lo) > level >= tail(hi)
+        mid = (lo + hi) / 2
+        if mid in (lo, hi):
+            break
+        lo, hi = (lo, mid) if tail(mid) <= level else (mid, hi)
+    return hi
+
+
+def sequence_parameters(delta: float, max_steps: int, steps: Sequence[Step],
+                        pairs: Sequence[tuple[Hashable, Hashable]], *,
+                        model: Literal["declared", "iid"] = "declared") -> FilterParameters:
+    """``(δ̃, θ)`` of the realisation-level filter for a declared, possibly heterogeneous sequence.
+
+    Parameters
+    ----------
+    delta, max_steps : float, int
+        The budget's δ and N.
+    steps : sequence of (mechanism, request or None)
+        The declared sequence (repeated cyclically up to N steps when shorter).
+    pairs : sequence of (database, database)
+        The neighbouring pairs (both orders are used).
+    model : {"declared", "iid"}
+        Optimise for the declared sequence itself, or for the i.i.d. model fitted to it (module
+        docstring). Either way the guarantee holds whatever sequence actually runs.
+
+    Examples
+    --------
+    >>> from lpdp.filters import optimal_parameters
+    >>> g = GaussianMechanism(2.0)
+    >>> a = sequence_parameters(1e-3, 48, [(g, None)], [(1, 0)])
+    >>> b = optimal_parameters(1e-3, 48)
+    >>> abs(a.delta_tilde / b.delta_tilde - 1) < 1e-3
+    True
+    """
+    delta = check_delta(delta, allow_one=False)
+    if delta == 0.0:
+        raise ParameterError("delta=0.0: must be in (0, 1) for the realisation-level filter")
+    n = check_int(max_steps, "max_steps")
+    steps = [(m, r) for m, r in steps]
+    distinct = list(dict.fromkeys(steps))
+    if not steps:
+        raise ParameterError("steps=[]: declare at least one (mechanism, request) step")
+    if model not in ("declared", "iid"):
+        raise ParameterError(f"model={model!r}: must be 'declared' or 'iid'")
+    ordered = [q for a, b in pairs for q in ((a, b), (b, a))]
+    cyc = [steps[i % len(steps)] for i in range(min(n, len(steps) + 1))]
+    seq = list(dict.fromkeys((cyc[i], cyc[min(i + 1, len(cyc) - 1)])  # distinct consecutive steps
+                             for i in range(max(len(cyc) - 1, 1))))
+
+    def objective(d: float) -> tuple[float, float]:
+        t = _theta_for(delta, n, d)
+        if model == "iid":
+            ud = [_mixture_quantile(steps, d, p, distinct) for p in ordered]
+            ut = [_mixture_quantile(steps, t, p, distinct) for p in ordered]
+            worst = max(x + y for x, y in zip(ud, ut, strict=True))
+            return worst, max(ud)
+        worst = max(max(x + y for x, y in zip(_quantiles(s, t, pairs), _quantiles(nxt, d, pairs),
+                                               strict=True))
+                    for s, nxt in seq)
+        return worst, max(_quantiles(steps[0], d, pairs))
+
+    grid = np.geomspace(delta * 1e-9, delta * (1 - 1e-9), 241 if model == "declared" else 61)
+    cands = [(objective(float(d)), float(d)) for d in grid]
+    k = min(range(len(cands)), key=lambda i: cands[i][0])
+    lo, hi = math.log(grid[max(k - 1, 0)]), math.log(grid[min(k + 1, grid.size - 1)])
+    res = optimize.minimize_scalar(lambda s: objective(math.exp(s))[0], bounds=(lo, hi),
+                                   method="bounded", options={"xatol": 1e-10})
+    d = math.exp(float(res.x))
+    cands.append((objective(d), d))
+    _, d = min(cands)
+    return FilterParameters(delta, n, d, _theta_for(delta, n, d))
+
+
+@dataclass(frozen=True)
+class Telemetry:
+    """Every filter on the local-DP telemetry policy of :func:`telemetry`.
+
+    ``stops[name]`` are the devices' stopping times (reports released); ``paths`` the largest realised
+    loss over ordered pairs after each report (the realisation-level filter); ``parameters`` the
+    realisation-level filter's (δ̃, θ); ``notes`` why a filter could not run.
+    """
+
+    epsilon: float
+    delta: float
+    max_steps: int
+    parameters: FilterParameters
+    stops: dict[str, list[int]]
+    paths: list[list[float]]
+    truths: list[str]
+    transcript: dict[str, Any] = field(repr=False)
+    notes: dict[str, str] = field(default_factory=dict)
+
+    def mean_reports(self) -> dict[str, float]:
+        """Mean number of reports per device, per filter."""
+        return {k: float(np.mean(v)) for k, v in self.stops.items()}
+
+
+def telemetry(categories: Sequence[str], epsilon: float, delta: float, max_steps: int, *,
+              rr_epsilon: float = 0.5, gaussian_sigma: float = 2.0, devices: int = 200,
+              seed: int = 1, model: Literal["declared", "iid"] = "declared",
+              progress: Callable[[int, int], None] | None = None) -> Telemetry:
+    """Devices holding one categorical value answer adaptive local-DP queries, under every registered
+    filter: first a randomized-response report of the value; then Gaussian reports of the indicator of
+    the category reported most often so far, switching back to a randomized-response report after a
+    low indicator report. Every pair of categories is a neighbouring pair; every possible next request
+    is declared, so the realisation-level look-ahead uses the intersection rule.
+
+    The realisation-level filter's (δ̃, θ) come from :func:`sequence_parameters` for the declared
+    sequence (one randomized-response report, then indicator reports); the mechanism-level filters
+    are tuned for i.i.d. indicator reports (the declared sequence's dominant round) and charge each
+    round what it actually is. Each filter sees the same devices and noise (one seed per device).
+
+    Examples
+    --------
+    >>> t = telemetry(["a", "b", "c"], 6.0, 1e-4, 10, devices=3)
+    >>> sorted(t.stops)[:3], len(t.stops["realisation"])
+    (['additive', 'advanced', 'concentrated'], 3)
+    """
+    cats = list(categories)
+    k, n_max = len(cats), check_int(max_steps, "max_steps")
+    rr = randomized_response(k, rr_epsilon)
+    g = GaussianMechanism(gaussian_sigma)
+    report = Request("category", {c: i for i, c in enumerate(cats)})
+    indicator = {c: Request(f"is-{c}", {d: float(d == c) for d in cats}) for c in cats}
+    candidates = [(rr, report)] + [(g, r) for r in indicator.values()]
+    pairs = [(a, b) for i, a in enumerate(cats) for b in cats[i + 1:]]
+    declared = [(rr, report)] + [(g, indicator[cats[0]])] * (n_max - 1)
+    p = sequence_parameters(delta, n_max, declared, pairs, model=model)
+    truths = [cats[int(i)] for i in np.random.default_rng(seed).integers(k, size=devices)]
+    filters: dict[str, Callable[[], Filter]] = {}
+    notes: dict[str, str] = {}
+    for kind in filter_kinds():
+        if kind.name == "realisation":
+            from lpdp.filters.realisation import RealisationFilter
+
+            filters[kind.name] = lambda: RealisationFilter(epsilon, delta, n_max, p.delta_tilde,
+                                                           p.theta, pairs)
+            continue
+        try:
+            proto = build_filter(kind.name, g, epsilon, delta, n_max, pairs)
+            proto.ask(rr, report)  # can it charge every round of the policy?
+        except NotApplicableError as exc:
+            notes[kind.name] = f"not applicable: {exc}"
+            continue
+        filters[kind.name] = (lambda f=proto: type(f)(**f.config(), pairs=pairs))
+    stops: dict[str, list[int]] = {name: [] for name in filters}
+    paths: list[list[float]] = []
+    transcript: dict[str, Any] = {}
+    total = devices * len(filters)
+    for j, (name, make) in enumerate(filters.items()):
+        for device, truth in enumerate(truths):
+            rng = np.random.default_rng([seed, device])
+            f = make()
+            counts = np.zeros(k)
+            step: tuple[Any, Request] = (rr, report)
+            path = [0.0]
+            while f.ask(*step, next=candidates):
+                mech, req = step
+                y = mech.sample(req(truth), rng)
+                f.record(y)
+                if name == "realisation":
+                    path.append(max(f.spent().values()))
+                if mech is rr:
+                    counts[int(y)] += 1
+                    step = (g, indicator[cats[int(np.argmax(counts))]])
+                elif y < 0.5:
+                    step = (rr, report)
+            stops[name].append(f.steps)
+            if name == "realisation":
+                paths.append(path)
+                if device == 0:
+                    transcript = f.transcript()
+            if progress is not None:
+                progress(j * devices + device + 1, total)
+    return Telemetry(epsilon, delta, n_max, p, stops, paths, truths, transcript, notes)
