@@ -40,7 +40,7 @@ from lpdp._numerics import log1mexp, logsumexp
 from lpdp._validate import check_delta, check_int, check_positive
 from lpdp.errors import ParameterError
 
-__all__ = ["LossLaw", "LatticeBracket", "compose", "DEFAULT_RTOL"]
+__all__ = ["LossLaw", "LatticeBracket", "BracketSide", "compose", "DEFAULT_RTOL"]
 
 _NEG_INF = float("-inf")
 _U = float(np.finfo(float).eps) / 2.0          # unit roundoff
@@ -260,17 +260,51 @@ def _discretise(law: LossLaw, h: float, log_eta: float, sub: int) -> _Grid:
 
 
 # --------------------------------------------------------------------------------------------- lattices
+_BLOCKS = 2048
+
+
+def _blocks(g: _Grid) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The law in at most ``_BLOCKS`` blocks: log block masses and each block's first and last index."""
+    n = g.log_x.size
+    size = max(1, math.ceil(n / _BLOCKS))
+    m = math.ceil(n / size)
+    pad = np.full(m * size, _NEG_INF)
+    pad[:n] = g.log_x
+    pad = pad.reshape(m, size)
+    top = np.max(pad, axis=1)
+    safe = np.where(np.isfinite(top), top, 0.0)
+    with np.errstate(divide="ignore"):
+        mass = np.log(np.sum(np.exp(pad - safe[:, None]), axis=1)) + safe
+    first = g.lo + size * np.arange(m)
+    return np.where(np.isfinite(top), mass, _NEG_INF), first, np.minimum(first + size - 1, g.hi)
+
+
 def _log_mgf(grids: Sequence[tuple[_Grid, int]], h: float, theta: float) -> float:
-    """``log Σ_J y_J e^{θ J h}`` for the lattice law ``y`` of the composition (a product of sums)."""
-    return float(sum(k * logsumexp(g.log_x + theta * h * (g.lo + np.arange(g.log_x.size)))
-                     for g, k in grids)) + 1e-12
+    """``log Σ_J y_J e^{θ J h}`` for the lattice law ``y`` of the composition (a product of sums), rounded
+    up by a relative 1e-12."""
+    total = sum(k * logsumexp(g.log_x + theta * h * (g.lo + np.arange(g.log_x.size))) for g, k in grids)
+    return float(total) + 1e-12 * (1.0 + abs(float(total)))
+
+
+def _spread(grids: Sequence[tuple[_Grid, int]], h: float) -> float:
+    """Standard deviation of the composed lattice law (sets the range of tilts tried)."""
+    var = 0.0
+    for g, k in grids:
+        mass, first, last = _blocks(g)
+        x = h * (first + last) / 2.0
+        w = np.exp(mass - logsumexp(mass))
+        mean = float(np.sum(w * x))
+        var += k * (float(np.sum(w * (x - mean) ** 2)) + (h * (last[0] - first[0] + 1)) ** 2 / 12)
+    return max(math.sqrt(var), h)
 
 
 def _tilted_mean(grids: Sequence[tuple[_Grid, int]], h: float, theta: float) -> float:
+    """Mean of the θ-tilted lattice law (block centres: used to place tilts, not in any bound)."""
     total = 0.0
     for g, k in grids:
-        x = h * (g.lo + np.arange(g.log_x.size))
-        w = g.log_x + theta * x
+        mass, first, last = _blocks(g)
+        x = h * (first + last) / 2.0
+        w = mass + theta * x
         total += k * float(np.sum(np.exp(w - logsumexp(w)) * x))
     return total
 
@@ -286,9 +320,10 @@ def _radix_sum(n: int) -> int:
     return total
 
 
-def _ladder(h: float) -> np.ndarray:
-    """Tilts tried in the Chernoff bounds (any tilt gives a valid bound; the best is kept)."""
-    return np.geomspace(1e-3, max(300.0, 30.0 / h), 48)
+def _ladder(spread: float) -> np.ndarray:
+    """Tilts tried in the Chernoff bounds (any tilt gives a valid bound; the best is kept): around
+    ``sqrt(2 log(1/p)) / spread`` for tail masses p from 1e-1 to 1e-300."""
+    return np.geomspace(0.3 / spread, 80.0 / spread, 20)
 
 
 @dataclass
@@ -322,7 +357,7 @@ def _window(grids: Sequence[tuple[_Grid, int]], h: float, theta: float, start: i
             cache[t] = _log_mgf(grids, h, t)
         return cache[t]
 
-    ladder = _ladder(h)
+    ladder = _ladder(_spread(grids, h))
     if start is None:   # Σ_{J<A} y_J <= M(t) e^{-t A h} for t < 0: the largest A that meets the target
         start = max([lo_total] + [math.floor((lm(-t) - log_target) / (-t * h)) for t in ladder])
         start = min(start, hi_total)
@@ -472,8 +507,10 @@ class LatticeBracket:
         self._clip = min(sum(k * math.exp(g.log_clip) / ci for (g, k), ci in zip(grids, c, strict=True))
                          * (1 + 1e-9), 1.0)
         log_fin = sum(k * g.log_c for g, k in grids)            # log P(every loss finite)
-        self._fin_hi = min(math.exp(log_fin) * (1 + 8 * k_tot * _U + 1e-15), 1.0)
-        self._fin_lo = math.exp(log_fin) * (1 - 8 * k_tot * _U - 1e-15)
+        p_inf = -math.expm1(log_fin)                             # P(some loss is +inf), exact when 0
+        rho = 8 * (k_tot + len(grids)) * _U
+        self._inf_lo, self._inf_hi = p_inf * (1 - rho), min(p_inf * (1 + rho), 1.0)
+        self._fin_hi = 1.0 - self._inf_lo
         reach = max(abs(sum(k * g.lo for g, k in grids)), abs(sum(k * g.hi for g, k in grids))) * h
         tau_fp = 8 * _U * (reach + 1.0)                         # the grid points J h as floats
         if var > 0:
@@ -490,6 +527,16 @@ class LatticeBracket:
     def size(self) -> int:
         """Length of the default (untilted) lattice."""
         return self._lattices[0].n
+
+    @property
+    def upper(self) -> BracketSide:
+        """The guarantee side: ``delta(ε)`` and ``epsilon(δ)`` that are provably >= the truth."""
+        return BracketSide(self, True)
+
+    @property
+    def lower(self) -> BracketSide:
+        """The attack side: ``delta(ε)`` and ``epsilon(δ)`` that are provably <= the truth."""
+        return BracketSide(self, False)
 
     def _sides(self, eps: float, upper: bool) -> tuple[float, float, float]:
         """Certified upper (or lower) δ at one ε: the best Hoeffding split and lattice; also the ε' used
@@ -512,21 +559,22 @@ class LatticeBracket:
             best_rel = np.where(better, rel, best_rel)
         i = int(np.argmin(best_val) if upper else np.argmax(best_val))
         val = float(best_val[i])
-        out = min(1.0, 1.0 - self._fin_lo + val) if upper else max(0.0, 1.0 - self._fin_hi + max(val, 0.0))
+        out = min(1.0, self._inf_hi + val) if upper else max(0.0, self._inf_lo + max(val, 0.0))
         return out, float(pts[i]), float(best_rel[i])
 
-    def _tilt(self, eps: float, delta: float) -> bool:
-        """Add a lattice tilted to the saddle point of ε (for a deep tail); False if none is useful."""
+    def _tilt(self, low: float, high: float, delta: float) -> bool:
+        """Add a lattice tilted to the saddle point of the ε range [low, high] (a deep tail), whose window
+        starts below ``low`` by the largest rounding shift; False if none is useful or allowed."""
         h = self.step
         base = self._lattices[0]
-        if len(self._lattices) > MAX_TILTS or eps <= (base.start + base.n // 2) * h:
+        margin = float(max(np.max(self._tau_up), np.max(self._tau_dn))) + 4 * h
+        if len(self._lattices) > MAX_TILTS or low <= (base.start + base.n // 2) * h:
             return False
-        theta = self._saddle(eps)
-        if theta <= 0 or any(abs(lat.theta - theta) <= 0.05 * theta and lat.start * h <= eps - 2 * h
+        theta = self._saddle(0.5 * (low + high))
+        start = math.floor((low - margin) / h)
+        if theta <= 0 or any(abs(lat.theta - theta) <= 0.05 * theta and lat.start <= start
                              for lat in self._lattices[1:]):
             return False
-        margin = float(max(np.max(self._tau_up), np.max(self._tau_dn))) + 4 * h
-        start = math.floor((eps - margin) / h)
         target = math.log(max(delta, 1e-300)) + math.log(ALIAS_FRACTION)
         if -target / (theta * h) > 4 * base.n:    # a tilt this small needs a longer window than the base
             return False
@@ -549,7 +597,7 @@ class LatticeBracket:
 
     def _refined(self, eps: float, upper: bool) -> float:
         val, point, rel = self._sides(eps, upper)
-        if rel > TILT_FRACTION and self._tilt(point, val):
+        if rel > TILT_FRACTION and self._tilt(point, point, val):
             val = self._sides(eps, upper)[0]
         return val
 
@@ -572,14 +620,23 @@ class LatticeBracket:
         d = np.asarray(delta, dtype=float)
         lo, hi = np.empty(d.shape), np.empty(d.shape)
         for i, v in enumerate(d.ravel()):
-            v = check_delta(float(v), "delta")
-            for upper, out in ((True, hi), (False, lo)):
-                e = self._invert(v, upper)
-                if math.isfinite(e):
-                    val, point, rel = self._sides(e, upper)
-                    if rel > TILT_FRACTION and self._tilt(point, v):
-                        e = self._invert(v, upper)
-                out.flat[i] = e
+            lo.flat[i], hi.flat[i] = self._epsilon_pair(check_delta(float(v), "delta"))
+        return lo, hi
+
+    def _epsilon_pair(self, target: float) -> tuple[float, float]:
+        """Both certified ε at ``target``; tilts a lattice over [lower, upper] when the FFT error there is
+        not small against δ, then answers again."""
+        for _ in range(3):
+            lo, hi = self._invert(target, False), self._invert(target, True)
+            if not math.isfinite(lo):
+                break
+            if math.isfinite(hi):
+                rel = max(self._sides(hi, True)[2], self._sides(lo, False)[2])
+                high = max(lo, hi)
+            else:       # the untilted lattice cannot certify this δ at all: tilt above the lower side
+                rel, high = math.inf, lo + 2 * float(np.max(self._tau_up)) + 1.0
+            if rel <= TILT_FRACTION or not self._tilt(min(lo, high), high, target):
+                break
         return lo, hi
 
     def _invert(self, target: float, upper: bool) -> float:
@@ -613,12 +670,52 @@ class LatticeBracket:
         return b if upper else a
 
 
-def _default_tolerance(k_round: int) -> float:
-    """dp_accounting's PLD ε-width at value discretisation 1e-4: about ``k · 1e-4 / 2``."""
-    return max(5e-5 * k_round, 2e-4)
+@dataclass(frozen=True)
+class BracketSide:
+    """One side of a :class:`LatticeBracket`, with the ``delta``/``epsilon`` interface of a region.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rr = LossLaw(np.array([1.0, -1.0]), np.log([np.e / (1 + np.e), 1 / (1 + np.e)]))
+    >>> b = compose([(rr, 2)], step=1.0)
+    >>> b.lower.delta(2.5), b.upper.delta(2.5) < 1e-12    # no loss exceeds 2: δ(2.5) = 0
+    (0.0, True)
+    """
+
+    bracket: LatticeBracket
+    is_upper: bool
+
+    def delta(self, epsilon: float | Sequence[float] | np.ndarray) -> float | np.ndarray:
+        """δ at each ε (a float for a scalar ε)."""
+        eps = np.asarray(epsilon, dtype=float)
+        if np.any(np.isnan(eps)):
+            raise ParameterError("epsilon: must not be NaN")
+        out = np.array([self.bracket._refined(float(e), self.is_upper) for e in eps.ravel()])
+        return float(out[0]) if eps.ndim == 0 else out.reshape(eps.shape)
+
+    def epsilon(self, delta: float) -> float:
+        """The certified ε at ``delta`` on this side (see :meth:`LatticeBracket.epsilon`)."""
+        pair = self.bracket._epsilon_pair(check_delta(float(delta), "delta"))
+        return pair[1] if self.is_upper else pair[0]
 
 
-def _subdivision(k_round: int) -> int:
+def _continuous_mass(law: LossLaw) -> float:
+    """Mass of the continuous part (what gets rounded)."""
+    if law.log_sf is None or law.log_cdf is None:
+        return 0.0
+    lo, hi = (float(v) for v in law.support)
+    c = min(max(0.0, lo), hi)
+    return float(np.exp(np.logaddexp(_at(law.log_sf, c), _at(law.log_cdf, c))))
+
+
+def _default_tolerance(k_round: float) -> float:
+    """dp_accounting's PLD ε-width at value discretisation 1e-4: about ``1e-4 / 2`` per unit of rounded
+    (continuous) mass."""
+    return max(5e-5 * k_round, 5e-5)
+
+
+def _subdivision(k_round: float) -> int:
     """Sub-intervals per cell of the bias bracket (its width ``k h / sub`` against Bernstein's ``h √k``)."""
     return int(min(max(math.ceil(2.0 * math.sqrt(k_round)), 2), 64))
 
@@ -633,7 +730,7 @@ def compose(parts: Sequence[tuple[LossLaw, int]], *, tolerance: float | None = N
         Each law and how many times it is composed (counts >= 0).
     tolerance : float, optional
         Target width of the ε bracket at δ = 1e-5; it sets the grid step. Default: dp_accounting's PLD
-        width at value discretisation 1e-4 (``5e-5`` per rounded mechanism, at least ``2e-4``).
+        width at value discretisation 1e-4 (``5e-5`` per unit of continuous mass, at least ``5e-5``).
     step : float, optional
         The grid step ``h`` by hand (overrides ``tolerance``).
     delta_floor : float
@@ -672,7 +769,7 @@ def compose(parts: Sequence[tuple[LossLaw, int]], *, tolerance: float | None = N
     delta_floor = check_delta(delta_floor, "delta_floor")
     if not 0 < delta_floor < 1:
         raise ParameterError(f"delta_floor={delta_floor!r}: must be in (0, 1)")
-    k_round = sum(k for law, k in laws if not law.is_discrete) or sum(k for _, k in laws)
+    k_round = sum(k * _continuous_mass(law) for law, k in laws) or float(sum(k for _, k in laws))
     sub = _subdivision(k_round)
     if step is None:
         tol = _default_tolerance(k_round) if tolerance is None else check_positive(tolerance, "tolerance")
