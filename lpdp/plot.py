@@ -129,7 +129,7 @@ def save_figure(draw: Callable[[Any], None], path: str | Path, *,
     return path
 
 
-#: Line styles of the filters in :func:`filter_survival` and :func:`filter_sweep` (labels come from the
+#: Line styles of the filters in :func:`filter_survival` and the filter sweep figure (labels come from the
 #: filter registry; "classical" is the reference line).
 FILTER_STYLES: dict[str, dict[str, Any]] = {
     "realisation": {"color": "C3", "lw": 2.2},
@@ -238,3 +238,47 @@ def filter_telemetry(result: Any, ax: Any = None) -> list[Any]:
     right.legend(loc="upper right", fontsize="x-small")
     right.grid(True, lw=0.3, alpha=0.5)
     return artists
+
+
+def sweep_lines(cells: Sequence[tuple[dict[str, Any], dict[str, Any]]], ax: Any, *, x: str, y: str,
+                panels: Sequence[str] = (), ylabel: str = "", labels: dict[str, str] | None = None,
+                styles: dict[str, dict[str, Any]] | None = None, logy: bool = False) -> list[Any]:
+    """The summary figure of a sweep: result ``y`` against parameter ``x``, one panel per combination
+    of the ``panels`` parameters, replacing ``ax`` by the panels. Returns the axes.
+
+    ``cells`` are ``(parameters, result)`` pairs in grid order; ``result[y]`` is a number (one line)
+    or a table of numbers (one line per entry, labelled by ``labels`` and styled by ``styles``).
+
+    Examples
+    --------
+    >>> cells = [({"k": k, "n": n}, {"eps": {"a": k * n, "b": k + n}}) for n in (1, 2) for k in (1, 2, 3)]
+    >>> axes = sweep_lines(cells, _axes(None), x="k", y="eps", panels=["n"])
+    >>> len(axes)
+    2
+    """
+    groups: dict[tuple[Any, ...], list[tuple[dict[str, Any], dict[str, Any]]]] = {}
+    for params, result in cells:
+        groups.setdefault(tuple(params[k] for k in panels), []).append((params, result))
+    fig = ax.figure
+    fig.clear()
+    axes = fig.subplots(1, len(groups), squeeze=False, sharey=True)[0]
+    for axis, (key, members) in zip(axes, groups.items(), strict=True):
+        xs = [p[x] for p, _ in members]
+        series: dict[str, list[float]] = {}
+        for _, result in members:
+            value = result[y]
+            for name, v in (value.items() if isinstance(value, dict) else [(y, value)]):
+                series.setdefault(name, []).append(float(v))
+        for name, ys in series.items():
+            axis.plot(xs, ys, marker=".", label=(labels or {}).get(name, name),
+                      **(styles or {}).get(name, {}))
+        if logy:
+            axis.set_yscale("log")
+        if panels:
+            axis.set_title(", ".join(f"{k} = {v}" for k, v in zip(panels, key, strict=True)),
+                           fontsize="medium")
+        axis.set_xlabel(x)
+        axis.grid(True, lw=0.3, alpha=0.5)
+    axes[0].set_ylabel(ylabel or y)
+    axes[0].legend(fontsize="x-small", loc="best")
+    return list(axes)

@@ -62,15 +62,16 @@ def test_figure_filter_gaussian_scenario(tmp_path):
     assert any("realisation" in line for line in row["summary"])
 
 
-def test_filter_sweep_scenario(tmp_path, capsys):
+def test_filter_sweep_is_a_sweep_of_the_comparison(tmp_path):
     src = tmp_path / "sweep.toml"
-    src.write_text('kind = "filter_sweep"\ntitle = "t"\nepsilons = [4.0, 6.0]\nmax_steps = [24, 48]\n')
-    scenarios.run_file(src, tmp_path)
-    res = json.loads((tmp_path / "sweep.json").read_text())["result"]
-    assert res["epsilons"] == [4.0, 6.0]
-    assert set(res["expected_releases"]) == {"24", "48"}
-    e48 = res["expected_releases"]["48"]
-    assert round(e48["realisation"][1], 1) == 15.8 and e48["renyi"] == [3.0, 7.0]
-    assert "4/4" in capsys.readouterr().err  # the progress bar
+    src.write_text('kind = "filter_comparison"\ntitle = "t"\n[sweep]\nmax_steps = [24, 48]\n'
+                   'epsilon = [4.0, 6.0]\n')
+    scenarios.run_file(src, tmp_path, scheduler="serial")
+    cells = json.loads((tmp_path / "sweep.json").read_text())["result"]["cells"]
+    assert [(c["parameters"]["max_steps"], c["parameters"]["epsilon"]) for c in cells] == [
+        (24, 4.0), (24, 6.0), (48, 4.0), (48, 6.0)]
+    e48 = [c["result"]["expected_releases"] for c in cells[2:]]
+    assert round(e48[1]["realisation"], 1) == 15.8 and [e["renyi"] for e in e48] == [3.0, 7.0]
+    assert (tmp_path / "sweep.png").exists() and (tmp_path / "sweep.csv").exists()
     shipped = scenarios.load(ROOT / "filter_sweep_gaussian.toml")[1]
-    assert shipped["default"] is False
+    assert shipped["default"] is False and len(shipped["sweep"].cells) == 63

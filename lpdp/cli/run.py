@@ -1,11 +1,14 @@
 """``lpdp run``: run scenario files (default: the shipped set) into an output folder.
 
 ``--plot`` tiles every scenario figure into one image; ``--export`` writes the summary table (.json or .csv).
+``--scheduler``/``--workers`` choose where sweep cells and chunks run (this process, a Dask cluster on this
+machine, or a running Dask scheduler); ``--resume`` reuses the finished cells of an earlier run.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from lpdp.cli._common import Result, add_output_options, emit
@@ -31,18 +34,26 @@ def _handle(args: argparse.Namespace) -> int:
     paths = [Path(p) for p in args.files] or scenarios.default_files(_default_root())
     if not paths:
         raise ScenarioError("no scenario files to run")
-    rows = scenarios.run_many(paths, args.out)
+    try:
+        rows = scenarios.run_many(paths, args.out, scheduler=args.scheduler, workers=args.workers,
+                                  resume=args.resume, progress=False if args.quiet else None)
+    except KeyboardInterrupt:
+        print(f"lpdp run: interrupted; finished cells are kept in {args.out}/: rerun with --resume to "
+              "compute only the missing ones", file=sys.stderr)
+        return 130
+    reused = sum(r["reused"] for r in rows)
     width = max(len(r["scenario"]) for r in rows)
     lines = [f"{'scenario':<{width}}  {'seconds':>8}  result"]
     for r in rows:
         first, *rest = r["summary"] or [""]
         lines.append(f"{r['scenario']:<{width}}  {r['seconds']:8.2f}  {first}")
         lines += [f"{'':<{width}}  {'':>8}  {line}" for line in rest]
-    lines.append(f"wrote {sum(len(r['files']) for r in rows)} files to {args.out}/")
+    lines.append(f"wrote {sum(len(r['files']) for r in rows)} files to {args.out}/"
+                 + (f" (reused {reused} finished cells)" if args.resume else ""))
     pngs = [f for r in rows for f in r["files"] if f.endswith(".png")]
     return emit(args, Result(
         summary="\n".join(lines),
-        payload={"out": str(args.out), "scenarios": rows},
+        payload={"out": str(args.out), "scenarios": rows, "reused": reused},
         plot=_contact_sheet(pngs) if pngs else None,
         table=[{"scenario": r["scenario"], "kind": r["kind"], "seconds": r["seconds"],
                 "summary": " | ".join(r["summary"])} for r in rows],
@@ -77,5 +88,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("files", nargs="*", metavar="SCENARIO.toml")
     p.add_argument("--out", default="lpdp-results", help="output folder (default ./lpdp-results)")
     p.add_argument("--schema", action="store_true", help="print the scenario file schema and exit")
+    p.add_argument("--scheduler", metavar="WHERE",
+                   help="where sweep cells run: 'serial' (this process), 'local' (a Dask cluster of worker "
+                        "processes on this machine) or tcp://HOST:PORT (a running Dask scheduler); default: "
+                        "the file's 'scheduler' key, else $LPDP_SCHEDULER, else 'local' for sweeps of more "
+                        "than a few cells when Dask is installed (pip install 'lpdp[dask]'), else 'serial'. "
+                        "Results are identical whatever the choice")
+    p.add_argument("--workers", type=int, metavar="N",
+                   help="worker processes of --scheduler local (default: one per CPU)")
+    p.add_argument("--resume", action="store_true",
+                   help="reuse the finished cells (and finished scenarios) of an earlier run into --out; "
+                        "compute only the missing ones")
+    p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
     add_output_options(p)
     p.set_defaults(func=_handle)

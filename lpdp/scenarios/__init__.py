@@ -3,24 +3,26 @@
 Every file has the common keys of :data:`COMMON` and a ``kind`` that selects the schema of the rest.
 Kinds are registered by the modules named in :data:`_KIND_MODULES`; ``lpdp run --schema`` prints every
 schema. Errors name the file, the key and the problem.
+
+A ``[sweep]`` table runs the scenario once per cell of a grid (:mod:`lpdp.scenarios.sweep`); cells (and
+the chunks of long kinds) are tasks for :mod:`lpdp.parallel`, in this process or on a Dask cluster.
 """
 
 from __future__ import annotations
 
 import importlib
-import json
-import time
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lpdp._version import __version__
+from lpdp._validate import check_int
 from lpdp.errors import ScenarioError
-from lpdp.scenarios._schema import Field, describe_schema, validate
+from lpdp.scenarios._schema import Field, check_scheduler, describe_schema, validate
 
-__all__ = ["Field", "ScenarioKind", "ScenarioOutput", "register", "load", "run_file", "KINDS"]
+__all__ = ["Field", "ScenarioKind", "ScenarioOutput", "Split", "SweepPlot", "register", "load", "run_file",
+           "KINDS"]
 
 #: Keys every scenario file has, whatever its kind.
 COMMON: dict[str, Field] = {
@@ -28,7 +30,19 @@ COMMON: dict[str, Field] = {
     "title": Field("str", "a title for the figure and the summary", required=True),
     "description": Field("str", "free text, copied into the JSON", default=""),
     "default": Field("bool", "run by `lpdp run` without arguments", default=True),
+    "scheduler": Field("str", "where cells run: 'serial', 'local' (a Dask cluster on this machine) or "
+                       "tcp://HOST:PORT; empty: $LPDP_SCHEDULER, else automatic (--scheduler wins)",
+                       default="", check=check_scheduler),
+    "workers": Field("int", "worker processes of the 'local' scheduler (0: one per CPU)", default=0,
+                     check=lambda v: check_int(v, "workers", minimum=0)),
 }
+
+#: The optional ``[sweep]`` table (documented here; validated by :mod:`lpdp.scenarios.sweep`).
+SWEEP_DOC = ("[sweep] (table, optional): each key names a parameter of the kind and gives a list of "
+             "values; the scenario runs once per cell of their Cartesian product (in table order, the "
+             "last key fastest). zip = [[\"a\", \"b\"]] pairs equal-length lists instead. A kind with a "
+             "'seed' that is not swept gets one seed per cell, derived from it by "
+             "numpy.random.SeedSequence.spawn.")
 
 
 @dataclass
@@ -43,13 +57,50 @@ class ScenarioOutput:
 
 
 @dataclass(frozen=True)
+class Split:
+    """A long scenario cut into independent chunks (tasks), e.g. batches of Monte Carlo trajectories.
+
+    ``chunks(params)`` is the number of chunks (a function of the parameters only, never of the
+    workers); ``run(params, j, seed)`` computes chunk ``j`` with ``seed``, the ``j``-th child of
+    ``numpy.random.SeedSequence(params["seed"])``; ``combine(params, parts)`` makes the output from
+    the chunk results in chunk order.
+    """
+
+    chunks: Callable[[dict[str, Any]], int]
+    run: Callable[[dict[str, Any], int, Any], Any]
+    combine: Callable[[dict[str, Any], list[Any]], ScenarioOutput]
+
+
+@dataclass(frozen=True)
+class SweepPlot:
+    """The summary figure of a sweep of this kind: result ``y`` against the swept parameter ``x``.
+
+    ``y`` names a number of the cell result, or a table of numbers (one line per entry, with
+    ``labels``/``styles`` by entry name); one panel per combination of the other swept parameters.
+    """
+
+    x: str
+    y: str
+    ylabel: str
+    labels: Mapping[str, str] = field(default_factory=dict)
+    styles: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    logy: bool = False
+
+
+@dataclass(frozen=True)
 class ScenarioKind:
-    """A registered scenario kind: its schema (beyond :data:`COMMON`) and the function that runs it."""
+    """A registered scenario kind: its schema (beyond :data:`COMMON`) and the function that runs it.
+
+    ``split`` makes its runs chunked tasks (then ``run`` is ``None``); ``sweep_plot`` draws the summary
+    figure of its sweeps.
+    """
 
     name: str
     doc: str
     schema: Mapping[str, Field]
-    run: Callable[[dict[str, Any]], ScenarioOutput]
+    run: Callable[[dict[str, Any]], ScenarioOutput] | None
+    split: Split | None = None
+    sweep_plot: SweepPlot | None = None
 
 
 KINDS: dict[str, ScenarioKind] = {}
@@ -75,7 +126,14 @@ def _load_kinds() -> None:
 
 
 def load(path: str | Path) -> tuple[ScenarioKind, dict[str, Any]]:
-    """Read and validate one scenario file; returns its kind and the validated parameters."""
+    """Read and validate one scenario file; returns its kind and the validated parameters.
+
+    With a ``[sweep]`` table, every cell is validated and ``params["sweep"]`` is the
+    :class:`~lpdp.scenarios.sweep.Sweep` (the other parameters are those of the first cell);
+    otherwise ``params["sweep"]`` is ``None``.
+    """
+    from lpdp.scenarios.sweep import build_sweep
+
     _load_kinds()
     path = Path(path)
     source = str(path)
@@ -89,53 +147,35 @@ def load(path: str | Path) -> tuple[ScenarioKind, dict[str, Any]]:
     if kind_name not in KINDS:
         raise ScenarioError(f"{source}: key 'kind' = {kind_name!r} must be one of {sorted(KINDS)}")
     kind = KINDS[kind_name]
-    params = validate(data, {**COMMON, **kind.schema}, source=source)
-    return kind, params
+    grid = data.pop("sweep", None)
+    schema = {**COMMON, **kind.schema}
+    if grid is None:
+        return kind, {**validate(data, schema, source=source), "sweep": None}
+    sweep = build_sweep(grid, data, schema, source=source)
+    return kind, {**sweep.cells[0], "sweep": sweep}
 
 
 def schema_text() -> str:
     """Documentation of every registered scenario kind."""
     _load_kinds()
-    lines = ["Common keys:", *describe_schema(COMMON, "  ")]
+    lines = ["Common keys:", *describe_schema(COMMON, "  "), f"  {SWEEP_DOC}"]
     for kind in KINDS.values():
         lines += ["", f"kind = {kind.name!r}: {kind.doc}", *describe_schema(kind.schema, "  ")]
     return "\n".join(lines)
 
 
-def run_file(path: str | Path, out_dir: str | Path) -> dict[str, Any]:
-    """Run one scenario file, write ``<stem>.json`` and ``<stem>.png`` to ``out_dir``; return a row."""
-    kind, params = load(path)
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    stem = Path(path).stem
-    t0 = time.perf_counter()
-    result = kind.run(params)
-    seconds = time.perf_counter() - t0
-    payload = {
-        "scenario": stem,
-        "kind": kind.name,
-        "title": params["title"],
-        "description": params["description"],
-        "parameters": {k: v for k, v in params.items() if k not in COMMON},
-        "result": result.payload,
-        "seconds": seconds,
-        "lpdp_version": __version__,
-    }
-    from lpdp.export import atomic_write, jsonable
+def run_file(path: str | Path, out_dir: str | Path, *, scheduler: str | None = None,
+             workers: int | None = None, resume: bool = False, progress: bool | None = None
+             ) -> dict[str, Any]:
+    """Run one scenario file into ``out_dir`` (``<stem>.json``, ``<stem>.png``, ...); return a row.
 
-    json_path = atomic_write(out / f"{stem}.json", json.dumps(jsonable(payload), indent=1) + "\n")
-    files = [str(json_path)]
-    if result.plot is not None:
-        from lpdp.plot import save_figure
-
-        png = out / f"{stem}.png"
-        save_figure(result.plot, png, figsize=result.figsize, title=params["title"])
-        files.append(str(png))
-    for name, text in result.extra_files.items():
-        atomic_write(out / name, text)
-        files.append(str(out / name))
-    return {"scenario": stem, "kind": kind.name, "seconds": seconds, "summary": result.summary,
-            "files": files}
+    ``scheduler``/``workers`` choose where cells and chunks run (:func:`lpdp.parallel.resolve_scheduler`;
+    the file's own keys are used when these are ``None``); ``resume`` reuses finished cells (and whole
+    finished scenarios) of an earlier run into the same folder; ``progress`` shows a progress bar on
+    stderr (``None``: when stderr is a terminal).
+    """
+    return run_many([path], out_dir, scheduler=scheduler, workers=workers, resume=resume,
+                    progress=progress)[0]
 
 
 def default_files(root: str | Path = "scenarios") -> list[Path]:
@@ -151,8 +191,22 @@ def default_files(root: str | Path = "scenarios") -> list[Path]:
     return files
 
 
-def run_many(paths: Sequence[str | Path], out_dir: str | Path) -> list[dict[str, Any]]:
-    """Validate every file first (so a typo fails fast), then run them in order."""
+def run_many(paths: Sequence[str | Path], out_dir: str | Path, **options: Any) -> list[dict[str, Any]]:
+    """Validate every file, the scheduler and the output names first (so a mistake fails before any
+    work), then run them in order into ``out_dir`` (``options`` as in :func:`run_file`).
+
+    ``out_dir/manifest.json`` lists the inputs and every output, with ``complete: false`` until all
+    scenarios have finished; two scenarios with the same file name are refused.
+    """
+    from lpdp.export import Manifest
+    from lpdp.parallel import resolve_scheduler
+    from lpdp.scenarios.sweep import run_scenario
+
     for p in paths:
         load(p)
-    return [run_file(p, out_dir) for p in paths]
+    if options.get("scheduler") or options.get("workers"):
+        resolve_scheduler(options.get("scheduler"), workers=options.get("workers"))
+    with Manifest(out_dir, inputs=paths, option="--out") as manifest:
+        for p in paths:
+            manifest.claim(f"{Path(p).stem}.json", str(p))
+        return [run_scenario(p, manifest, **options) for p in paths]

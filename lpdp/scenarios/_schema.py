@@ -93,6 +93,15 @@ def validate(data: Mapping[str, Any], schema: Mapping[str, Field], *, source: st
     return out
 
 
+def check_scheduler(value: str) -> str:
+    """The ``scheduler`` key: empty (automatic), ``serial``, ``local`` or ``tcp://HOST:PORT``."""
+    from lpdp.parallel import parse_scheduler
+
+    if value:
+        parse_scheduler(value, "scheduler")
+    return value
+
+
 def describe_schema(schema: Mapping[str, Field], indent: str = "") -> list[str]:
     """Human-readable lines documenting a schema (used by ``lpdp run --schema``)."""
     lines = []

@@ -1,9 +1,11 @@
-"""Scenario kinds for double-DP composition (spec §5): ``double_dp`` (Figure 2) and ``double_dp_budget``.
+"""Scenario kinds for double-DP composition (spec §5): ``double_dp`` (Figure 2), ``double_dp_budget`` and
+``double_dp_epsilon``.
 
 ``double_dp`` composes mechanisms that meet two (ε, δ) constraints at once, k times for each k listed, and
 compares the exact region (Theorems 2–3) with Remarks 1 and 2: for each k the summary gives the largest δ
 gap and the area between the exact boundary and each baseline. ``double_dp_budget`` answers how many
-releases fit in an (ε, δ) budget, exactly and by each baseline.
+releases fit in an (ε, δ) budget, exactly and by each baseline. ``double_dp_epsilon`` gives ε at one δ
+for one k, exactly and by each baseline; sweep it over k for the curves of ε against k.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import numpy as np
 
 from lpdp._validate import check_delta, check_epsilon, check_int
 from lpdp.errors import ParameterError
-from lpdp.scenarios import Field, ScenarioKind, ScenarioOutput, register
+from lpdp.scenarios import Field, ScenarioKind, ScenarioOutput, SweepPlot, register
 
 #: Region labels in plots and JSON: the exact answer, then the baselines.
 LABELS = {"lattice": "exact (Theorems 2-3)", "remark1": "Remark 1", "remark2": "Remark 2"}
@@ -58,6 +60,14 @@ BUDGET_SCHEMA = {
     "constraints": CONSTRAINTS,
     "budget": Field("list[float]", "the total [epsilon, delta] budget", required=True, check=_budget),
     "k_max": Field("int", "search limit for k", default=2000, check=lambda v: check_int(v, "k_max", 1)),
+}
+
+
+EPSILON_SCHEMA = {
+    "constraints": CONSTRAINTS,
+    "k": Field("int", "number of compositions", required=True, check=lambda v: check_int(v, "k", 1)),
+    "delta": Field("float", "the delta at which epsilon is reported", default=1e-6,
+                   check=lambda v: check_delta(v, "delta", allow_one=False)),
 }
 
 
@@ -146,7 +156,28 @@ def run_budget(params: dict[str, Any]) -> ScenarioOutput:
         summary=summary, plot=draw, figsize=(7.0, 5.0))
 
 
+def run_epsilon(params: dict[str, Any]) -> ScenarioOutput:
+    """ε at δ of the k-fold double-DP composition: exact (Theorems 2-3) and Remarks 1 and 2.
+
+    Every ε is a valid guarantee (the smallest ε with δ(ε) <= delta, rounded up), and the summary rounds
+    it up again for reading.
+    """
+    from lpdp.compose import double_dp
+    from lpdp.display import format_upper
+
+    c1, c2 = params["constraints"]
+    k, dlt = params["k"], params["delta"]
+    eps = {m: double_dp(c1, c2, k, method=m).epsilon(dlt) for m in LABELS}
+    summary = [f"k={k}: epsilon at delta={dlt:g}: "
+               + ", ".join(f"{LABELS[m]} {format_upper(e, 5)}" for m, e in eps.items())]
+    return ScenarioOutput(payload={"epsilon": eps}, summary=summary)
+
+
 register(ScenarioKind("double_dp", "k-fold composition under two (eps, delta) constraints: exact vs "
                       "Remarks 1-2 (Theorems 2-3, Figure 2)", SCHEMA, run))
 register(ScenarioKind("double_dp_budget", "largest number of double-DP releases within an (eps, delta) "
                       "budget, exact vs Remarks 1-2", BUDGET_SCHEMA, run_budget))
+register(ScenarioKind("double_dp_epsilon", "epsilon at one delta of the k-fold double-DP composition, "
+                      "exact vs Remarks 1-2; sweep it over k", EPSILON_SCHEMA, run_epsilon,
+                      sweep_plot=SweepPlot(x="k", y="epsilon", ylabel="epsilon at delta (a guarantee)",
+                                           labels=LABELS, styles=_STYLES)))

@@ -4,19 +4,19 @@
   (randomized response of the value, Gaussian reports of category indicators) under every filter.
 * ``filter_survival``: the filter paper's Figure 2, survival curves ``P(T >= t)`` of every filter on
   i.i.d. Gaussian rounds, one panel per ε.
-* ``filter_sweep``: expected releases of every filter over a grid of ε and N.
+* ``filter_comparison``: every filter at one (ε, N); its sweeps over ε and N give the expected releases
+  of every filter on a grid (``scenarios/filter_sweep_gaussian.toml``).
 """
 
 from __future__ import annotations
 
 import json
-import sys
 from typing import Any
 
 import numpy as np
 
 from lpdp._validate import check_delta, check_epsilon, check_int, check_positive
-from lpdp.scenarios import Field, ScenarioKind, ScenarioOutput, register
+from lpdp.scenarios import Field, ScenarioKind, ScenarioOutput, SweepPlot, register
 
 
 def _categories(value: list[str]) -> list[str]:
@@ -161,65 +161,39 @@ def _survival(params: dict[str, Any]) -> ScenarioOutput:
                           extra_files={"figure_filter_gaussian_survival.csv": "\n".join(csv) + "\n"})
 
 
-SWEEP = {
+COMPARISON = {
     **GAUSSIAN,
-    "epsilons": Field("list[float]", "the epsilon grid", default=[2.0, 4.0, 6.0, 8.0, 10.0, 12.0],
-                      check=_positive_list("epsilons")),
-    "max_steps": Field("list[int]", "one panel per N", default=[24, 48, 96], check=_steps_list),
+    "epsilon": Field("float", "the budget epsilon", default=6.0, check=check_epsilon),
+    "max_steps": Field("int", "N of the realisation-level filter", default=48,
+                       check=lambda v: check_int(v, "max_steps")),
+    "trajectories": Field("int", "Monte Carlo trajectories of the independent check (0: none)",
+                          default=0, check=lambda v: check_int(v, "trajectories", minimum=0)),
+    "seed": Field("int", "Monte Carlo seed", default=0,
+                  check=lambda v: check_int(v, "seed", minimum=0)),
 }
 
 
-def _progress(done: int, total: int, label: str) -> None:
-    width = 30
-    bar = "#" * (width * done // total) + "." * (width - width * done // total)
-    end = "\n" if done == total else ""
-    print(f"\r[{bar}] {done}/{total} {label:<24}", end=end, file=sys.stderr, flush=True)
-
-
-def _sweep(params: dict[str, Any]) -> ScenarioOutput:
-    """Exact expected releases E[min(T, N)] of every filter over the (ε, N) grid (no Monte Carlo)."""
+def _comparison(params: dict[str, Any]) -> ScenarioOutput:
+    """Every filter at one (σ, ε, δ, N): exact expected releases E[min(T, N)] and survival curves.
+    Sweep it over ``epsilon`` and ``max_steps`` for the expected releases of every filter on a grid."""
     from lpdp.filters import GaussianMechanism, comparison
+    from lpdp.plot import filter_survival
+
+    c = comparison(GaussianMechanism(params["sigma"]), params["epsilon"], params["delta"],
+                   params["max_steps"], trajectories=params["trajectories"], seed=params["seed"])
+    return ScenarioOutput(payload=c.to_dict(), summary=_expected_table([c]),
+                          plot=lambda ax: filter_survival(c, ax), figsize=(6.5, 5.0))
+
+
+def _comparison_plot() -> SweepPlot:
     from lpdp.plot import FILTER_STYLES, filter_label
 
-    eps, ns = params["epsilons"], params["max_steps"]
-    table: dict[int, dict[str, list[float]]] = {}
-    total, done = len(eps) * len(ns), 0
-    for n in ns:
-        table[n] = {}
-        for e in eps:
-            c = comparison(GaussianMechanism(params["sigma"]), e, params["delta"], n, trajectories=0)
-            for name, v in c.expected_releases().items():
-                table[n].setdefault(name, []).append(v)
-            done += 1
-            _progress(done, total, f"epsilon={e:g}, N={n}")
-    summary = []
-    for n in ns:
-        best = {name: max(v) for name, v in table[n].items()}
-        summary.append(f"N={n}: largest E[T] over the grid: " + ", ".join(
-            f"{k} {v:.1f}" for k, v in best.items()))
-        zero = [e for e, v in zip(eps, table[n]["realisation"], strict=True) if v < 1e-9]
-        if zero:
-            summary.append(f"N={n}: the realisation-level filter releases nothing at eps in {zero}")
-
-    def draw(ax: Any) -> None:
-        fig = ax.figure
-        fig.clf()
-        axes = np.atleast_1d(fig.subplots(1, len(ns), sharey=True))
-        for a, n in zip(axes, ns, strict=True):
-            for name, values in table[n].items():
-                a.plot(eps, values, marker=".", label=filter_label(name), **FILTER_STYLES[name])
-            a.set_title(f"N = {n}", fontsize="medium")
-            a.set_xlabel("epsilon")
-            a.grid(True, lw=0.3, alpha=0.5)
-        axes[0].set_ylabel("expected releases E[min(T, N)]")
-        axes[0].legend(fontsize="x-small", loc="upper left")
-
-    return ScenarioOutput(payload={"epsilons": eps, "expected_releases": {
-        str(n): v for n, v in table.items()}}, summary=summary, plot=draw,
-        figsize=(5.0 * len(ns), 4.5))
+    return SweepPlot(x="epsilon", y="expected_releases", ylabel="expected releases E[min(T, N)]",
+                     labels={k: filter_label(k) for k in FILTER_STYLES}, styles=FILTER_STYLES)
 
 
 register(ScenarioKind("filter_survival", "survival curves P(T >= t) of every filter on i.i.d. "
                       "Gaussian rounds (the filter paper's Figure 2)", SURVIVAL, _survival))
-register(ScenarioKind("filter_sweep", "expected releases of every filter over a grid of epsilon "
-                      "and N", SWEEP, _sweep))
+register(ScenarioKind("filter_comparison", "every filter on i.i.d. Gaussian rounds at one (epsilon, N): "
+                      "expected releases and survival; sweep it over epsilon and max_steps", COMPARISON,
+                      _comparison, sweep_plot=_comparison_plot()))

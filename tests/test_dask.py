@@ -1,0 +1,130 @@
+"""Sweeps on real Dask clusters: a ``LocalCluster`` of 2 worker processes (``--scheduler local``) and a
+``dask scheduler`` + ``dask worker`` pair started here on 127.0.0.1 (``--scheduler tcp://...``). Results
+must be identical to ``--scheduler serial``, tasks must have run on the workers, and ``--resume`` must
+recompute only the missing cells. Everything started here is bounded in time and stopped at the end."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from lpdp.cli import main
+
+distributed = pytest.importorskip("distributed")
+
+ROOT = Path(__file__).resolve().parents[1]
+COMPOSITION = ROOT / "scenarios" / "composition_sweep_double_dp.toml"
+START_TIMEOUT = 90
+
+
+@pytest.fixture(scope="module")
+def dask_address(tmp_path_factory):
+    """A ``dask scheduler`` and a ``dask worker`` (2 processes) on 127.0.0.1, shared by the module."""
+    folder = tmp_path_factory.mktemp("dask")
+    scheduler_file = folder / "scheduler.json"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    dask = [sys.executable, "-m", "dask"]
+    procs = []
+    logs = []
+
+    def start(args, name):
+        log = (folder / f"{name}.log").open("w")
+        logs.append(log)
+        procs.append(subprocess.Popen(dask + args, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                      cwd=folder))
+
+    try:
+        # every socket on 127.0.0.1 (the HTTP server too: it listens even with --no-dashboard)
+        start(["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+               "--dashboard-address", "127.0.0.1:0", "--scheduler-file", str(scheduler_file)], "scheduler")
+        deadline = time.monotonic() + START_TIMEOUT
+        while not scheduler_file.exists():
+            if time.monotonic() > deadline or procs[0].poll() is not None:
+                pytest.fail("dask scheduler did not start: "
+                            + (folder / "scheduler.log").read_text()[-2000:])
+            time.sleep(0.2)
+        start(["worker", "--scheduler-file", str(scheduler_file), "--nworkers", "2", "--nthreads", "1",
+               "--host", "127.0.0.1", "--no-dashboard", "--dashboard-address", "127.0.0.1:0"], "worker")
+        with distributed.Client(scheduler_file=str(scheduler_file), timeout=START_TIMEOUT) as client:
+            client.wait_for_workers(2, timeout=START_TIMEOUT)
+            address = client.scheduler.address
+            workers = set(client.scheduler_info()["workers"])
+        yield address, workers
+        with distributed.Client(address, timeout=START_TIMEOUT) as client:
+            client.shutdown()  # the scheduler and its workers exit
+    finally:
+        for p in reversed(procs):
+            if p.poll() is None:
+                p.terminate()
+        for p in reversed(procs):
+            try:
+                p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait(timeout=10)
+        for log in logs:
+            log.close()
+
+
+def run(src, out, *args):
+    assert main(["run", str(src), "--out", str(out), "--quiet", *args]) == 0
+    return json.loads((Path(out) / f"{Path(src).stem}.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def serial_composition(tmp_path_factory):
+    return run(COMPOSITION, tmp_path_factory.mktemp("serial"), "--scheduler", "serial")
+
+
+def test_local_cluster_of_two_workers_gives_the_serial_result(serial_composition, tmp_path):
+    local = run(COMPOSITION, tmp_path, "--scheduler", "local", "--workers", "2")
+    assert json.dumps(local["result"]) == json.dumps(serial_composition["result"])
+    assert local["execution"]["scheduler"] == "local"
+    assert local["execution"]["workers"] and all(
+        w.startswith("tcp://127.0.0.1:") for w in local["execution"]["workers"])
+
+
+def test_tcp_scheduler_gives_the_serial_result_on_its_workers(dask_address, serial_composition, tmp_path):
+    address, workers = dask_address
+    doc = run(COMPOSITION, tmp_path, "--scheduler", address)
+    assert json.dumps(doc["result"]) == json.dumps(serial_composition["result"])
+    assert doc["execution"]["scheduler"] == address
+    used = set(doc["execution"]["workers"])
+    assert used and used <= workers  # every task ran on a worker of that cluster
+    assert doc["execution"]["computed"] == len(doc["result"]["cells"]) == 18
+
+
+def test_resume_on_the_cluster_recomputes_only_missing_cells(dask_address, serial_composition, tmp_path,
+                                                             capsys):
+    address, _ = dask_address
+    run(COMPOSITION, tmp_path, "--scheduler", address)
+    cells = sorted((tmp_path / "composition_sweep_double_dp.cells").iterdir())
+    lost = cells[3:8]
+    for p in lost:  # an interrupted run: these cells never finished, nor did the scenario
+        p.unlink()
+    (tmp_path / "composition_sweep_double_dp.json").unlink()
+    kept = {p: p.stat().st_mtime_ns for p in cells if p not in lost}
+    capsys.readouterr()
+    assert main(["run", str(COMPOSITION), "--out", str(tmp_path), "--scheduler", address, "--resume",
+                 "--json", "--quiet"]) == 0
+    assert json.loads(capsys.readouterr().out)["reused"] == 13
+    doc = json.loads((tmp_path / "composition_sweep_double_dp.json").read_text())
+    assert doc["execution"]["reused"] == 13 and doc["execution"]["computed"] == 5
+    assert all(p.stat().st_mtime_ns == t for p, t in kept.items())  # not rewritten
+    assert all(p.exists() for p in lost)
+    assert json.dumps(doc["result"]) == json.dumps(serial_composition["result"])
+
+
+@pytest.mark.deep
+@pytest.mark.parametrize("where", ["local", "tcp"])
+def test_shipped_filter_sweep_same_on_a_cluster(where, dask_address, tmp_path_factory):
+    src = ROOT / "scenarios" / "filter_sweep_gaussian.toml"
+    serial = run(src, tmp_path_factory.mktemp("s"), "--scheduler", "serial")
+    other = run(src, tmp_path_factory.mktemp("c"),
+                "--scheduler", "local" if where == "local" else dask_address[0])
+    assert len(serial["result"]["cells"]) == 63
+    assert json.dumps(other["result"]) == json.dumps(serial["result"])
