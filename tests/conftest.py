@@ -23,3 +23,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "deep" in item.keywords:
             item.add_marker(skip)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    """Print the soundness suite's counts (tests/test_soundness.py) when it ran."""
+    from tests.oracles import tally_summary
+
+    lines = tally_summary()
+    if lines:
+        terminalreporter.section("soundness suite: public routes against independent references")
+        for line in lines:
+            terminalreporter.write_line(line)

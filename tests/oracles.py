@@ -192,3 +192,185 @@ def mp_kairouz_delta(eps: float, k: int, at: float, dps: int = 40) -> float:
             tq *= ratio_q * (k - i) / (i + 1)
             i += 1
         return float(total)
+
+
+def _mpf(x):
+    import mpmath as mp
+
+    return mp.mpf(float(x))
+
+
+def kairouz_delta_mp(eps0, delta0, k, eps):
+    """δ(ε) of the k-fold composition of (ε0, δ0)-DP, Kairouz, Oh and Viswanath's closed form, in mpmath.
+
+    ``1 - (1-δ0)^k + (1-δ0)^k Σ_{i: (k-2i) ε0 > ε} C(k,i) p^{k-i} q^i (1 - e^{ε - (k-2i) ε0})`` with
+    ``p = e^{ε0}/(1+e^{ε0})``, ``q = 1 - p``; a list, one value per ε. O(k) terms per ε.
+    """
+    import mpmath as mp
+
+    with mp.workdps(MP_DPS):
+        e0, d0 = _mpf(eps0), _mpf(delta0)
+        lp, lq = e0 - mp.log1p(mp.exp(e0)), -mp.log1p(mp.exp(e0))
+        log_a = k * mp.log1p(-d0) if d0 < 1 else -mp.inf
+        terms = [(mp.mpf(k - 2 * i) * e0, mp.loggamma(k + 1) - mp.loggamma(i + 1) - mp.loggamma(k - i + 1)
+                  + (k - i) * lp + i * lq) for i in range(k + 1)]
+        out = []
+        for e in eps:
+            em = _mpf(e)
+            pure = mp.fsum(mp.exp(lt) * -mp.expm1(em - L) for L, lt in terms if L > em)
+            out.append(-mp.expm1(log_a) + mp.exp(log_a) * pure)
+        return out
+
+
+def rr_levels_delta_mp(levels, eps):
+    """δ(ε) of composing ``k_j`` (ε_j, δ_j) randomised responses for every level, by enumerating every
+    vector of agreement counts ``a_j`` (loss ``Σ ε_j (2 a_j - k_j)``, binomial masses), in mpmath.
+
+    ``levels`` is a list of ``(ε_j, δ_j, k_j)``; ``Π (k_j + 1)`` terms, so keep it below ~10^5.
+    """
+    import itertools
+
+    import mpmath as mp
+
+    with mp.workdps(MP_DPS):
+        per_level, log_a = [], mp.mpf(0)
+        for e, d, k in levels:
+            e = _mpf(e)
+            log_a += k * mp.log1p(-_mpf(d))
+            lp, lq = e - mp.log1p(mp.exp(e)), -mp.log1p(mp.exp(e))
+            per_level.append([(e * (2 * a - k), mp.log(mp.binomial(k, a)) + a * lp + (k - a) * lq)
+                              for a in range(k + 1)])
+        atoms = [(mp.fsum(L for L, _ in combo), mp.fsum(w for _, w in combo))
+                 for combo in itertools.product(*per_level)]
+        out = []
+        for e in eps:
+            em = _mpf(e)
+            pure = mp.fsum(mp.exp(w) * -mp.expm1(em - L) for L, w in atoms if L > em)
+            out.append(-mp.expm1(log_a) + mp.exp(log_a) * pure)
+        return out
+
+
+def dp_pair_mp(constraints):
+    """The dominating pair of ``∩_i R(ε_i, δ_i)`` from the geometry of its trade-off function, in mpmath.
+
+    ``f(t) = max(0, max_i (1 - δ_i - e^{ε_i} t), max_i e^{-ε_i} (1 - δ_i - t))``: every crossing of two
+    lines (or of a line with ``bII = 0``) is a candidate vertex; consecutive candidates give edges, and
+    each edge with ``Δt > 0`` and a drop ``Δf > 0`` is an atom ``(p, q) = (-Δf, Δt)``. Returns
+    ``(atoms, p_inf)`` with ``p_inf = 1 - f(0)`` (the vertical edge).
+    """
+    import mpmath as mp
+
+    with mp.workdps(MP_DPS):
+        lines = [(mp.mpf(0), mp.mpf(0))]                       # (slope, intercept): bII = 0
+        for e, d in constraints:
+            e, d = _mpf(e), _mpf(d)
+            lines += [(-mp.exp(e), 1 - d), (-mp.exp(-e), mp.exp(-e) * (1 - d))]
+
+        def f(t):
+            return max(a * t + b for a, b in lines)
+
+        ts = {mp.mpf(0), mp.mpf(1)}
+        for i, (a1, b1) in enumerate(lines):
+            for a2, b2 in lines[i + 1:]:
+                if a1 != a2:
+                    t = (b2 - b1) / (a1 - a2)
+                    if 0 < t < 1:
+                        ts.add(t)
+        ts = sorted(ts)
+        # Consecutive candidates on the same top line form one edge (one atom, not several pieces).
+        top = [max(range(len(lines)), key=lambda j: lines[j][0] * (a + b) / 2 + lines[j][1])
+               for a, b in zip(ts[:-1], ts[1:], strict=True)]
+        ends = [0] + [i + 1 for i in range(len(top) - 1) if top[i + 1] != top[i]] + [len(ts) - 1]
+        fs = [f(ts[i]) for i in ends]
+        atoms = [(fs[i] - fs[i + 1], ts[ends[i + 1]] - ts[ends[i]]) for i in range(len(ends) - 1)
+                 if fs[i] > fs[i + 1]]
+        return atoms, 1 - f(ts[0])
+
+
+def pair_power_delta_mp(atoms, p_inf, k, eps):
+    """δ(ε) of the k-fold product of a finite pair ``atoms = [(p, q), ...]`` plus a P-mass ``p_inf`` with
+    ``q = 0``, by enumerating every vector of atom counts (multinomial masses), in mpmath.
+
+    ``C(k + m, m)`` vectors for m atoms: keep it below ~10^4. Nothing is merged: atoms of equal loss
+    add up exactly as merged ones would (both terms have the sign of ``L - ε``).
+    """
+    import mpmath as mp
+
+    with mp.workdps(MP_DPS):
+        full = list(atoms) + ([(p_inf, mp.mpf(0))] if p_inf > 0 else [])
+        m = len(full)
+        fact = [mp.factorial(i) for i in range(k + 1)]
+        pw = [[(p ** c, q ** c) for c in range(k + 1)] for p, q in full]
+        prods = []
+
+        def rec(i, left, coef, P, Q):
+            if i == m - 1:
+                c = left
+                prods.append((coef / fact[c] * P * pw[i][c][0], coef / fact[c] * Q * pw[i][c][1]))
+                return
+            for c in range(left + 1):
+                rec(i + 1, left - c, coef / fact[c], P * pw[i][c][0], Q * pw[i][c][1])
+
+        rec(0, k, fact[k], mp.mpf(1), mp.mpf(1))
+        out = []
+        for e in eps:
+            s = mp.exp(_mpf(e))
+            out.append(mp.fsum(max(mp.mpf(0), P - s * Q) for P, Q in prods))
+        return out
+
+
+def gaussian_delta_mp(mu, eps):
+    """δ(ε) of ``G_μ``: ``Φ(-ε/μ + μ/2) - e^ε Φ(-ε/μ - μ/2)`` (Dong, Roth and Su, Corollary 2.13)."""
+    import mpmath as mp
+
+    with mp.workdps(MP_DPS + 40):     # the two terms cancel in the deep tail
+        m = _mpf(mu)
+        return [mp.ncdf(-_mpf(e) / m + m / 2) - mp.exp(_mpf(e)) * mp.ncdf(-_mpf(e) / m - m / 2)
+                for e in eps]
+
+
+# ---------------------------------------------------------------------------------------------------
+# The soundness tally: every comparison of a public route with a reference is counted here, and the
+# counts are printed at the end of the run (tests/conftest.py).
+#: Values below this are treated as zero (subnormal δ carry no significant digits).
+ABS_FLOOR = 1e-300
+SOUNDNESS_TALLY: dict[str, dict[str, float]] = {}
+
+
+def tally(route: str, values, refs, *, side: str, rtol: float) -> list[tuple[int, float, float]]:
+    """Count one case of ``route``: compare ``values`` with high-precision ``refs`` and return the unsafe
+    ones as ``(index, value, reference)``.
+
+    ``side="exact"`` or ``"upper"`` (a privacy guarantee): unsafe when ``value < ref (1 - rtol)``;
+    ``side="lower"`` (an attack bound): unsafe when ``value > ref (1 + rtol)``; differences below
+    :data:`ABS_FLOOR` never count. The largest relative deviation of an exact route is recorded too.
+    """
+    t = SOUNDNESS_TALLY.setdefault(route, {"cases": 0, "checks": 0, "unsafe": 0, "max_rel_dev": 0.0})
+    t["cases"] += 1
+    bad = []
+    for i, (v, r) in enumerate(zip(values, refs, strict=True)):
+        v = float(v)
+        t["checks"] += 1
+        if side == "lower":
+            unsafe = v - r > rtol * abs(r) + ABS_FLOOR
+        else:
+            unsafe = r - v > rtol * abs(r) + ABS_FLOOR
+        if side == "exact" and abs(r) > ABS_FLOOR:
+            t["max_rel_dev"] = max(t["max_rel_dev"], float(abs(v - r) / abs(r)))
+        if unsafe:
+            t["unsafe"] += 1
+            bad.append((i, v, float(r)))
+    return bad
+
+
+def tally_summary() -> list[str]:
+    """One line per route and a total line (empty when nothing was tallied)."""
+    if not SOUNDNESS_TALLY:
+        return []
+    lines = [f"{route:<28} cases {t['cases']:>5}  checks {t['checks']:>6}  understatements "
+             f"{t['unsafe']:>3}  max rel. dev. (exact) {t['max_rel_dev']:.1e}"
+             for route, t in sorted(SOUNDNESS_TALLY.items())]
+    tot = {k: sum(t[k] for t in SOUNDNESS_TALLY.values()) for k in ("cases", "checks", "unsafe")}
+    lines.append(f"{'TOTAL':<28} cases {tot['cases']:>5}  checks {tot['checks']:>6}  understatements "
+                 f"{tot['unsafe']:>3}")
+    return lines

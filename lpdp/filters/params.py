@@ -43,7 +43,7 @@ def _theta_for(delta: float, n: int, delta_tilde: float) -> float:
 
 
 def _delta_tilde_for(delta: float, n: int, theta: float) -> float:
-    """The largest float δ̃ with ``δ̃ + θ (1 - δ̃) N <= δ`` (needs ``θ N < 1``)."""
+    """The largest float δ̃ with ``δ̃ + θ (1 - δ̃) N <= δ`` (needs ``θ N <= δ``)."""
     d = max(0.0, (delta - theta * n) / (1.0 - theta * n))
     while d > 0 and d + theta * (1.0 - d) * n > delta:
         d = math.nextafter(d, 0.0)
@@ -163,7 +163,7 @@ def optimal_parameters(delta: float, max_steps: int, mechanism: Mechanism | None
                 for g in map(float, np.unique(np.append(tails, 0.0))):
                     if g < delta:
                         cands.append(candidate(g))
-                    if g * n < 1.0:
+                    if g * n <= delta:   # else no δ̃ >= 0 fits the budget with θ = g
                         d = _delta_tilde_for(delta, n, g)
                         cands.append((_objective(mechanism, inputs, d, g), d, g))
     else:
