@@ -11,6 +11,7 @@ import numpy as np
 from lpdp.errors import ParameterError
 
 __all__ = [
+    "MAX_EPSILON",
     "check_epsilon",
     "check_delta",
     "check_probability",
@@ -26,11 +27,17 @@ def _as_float(name: str, value: object) -> float:
     return float(value)
 
 
+#: Largest ε of a DP constraint or target: ``e^ε`` must stay a finite double (it overflows above ~709.78),
+#: and ``R(700, δ)`` already differs from the trivial region only below 1e-304.
+MAX_EPSILON = 700.0
+
+
 def check_epsilon(value: object, name: str = "epsilon") -> float:
-    """A finite ε >= 0."""
+    """A finite ε in [0, :data:`MAX_EPSILON`] (the ε of a DP constraint or a privacy target)."""
     v = _as_float(name, value)
-    if not math.isfinite(v) or v < 0:
-        raise ParameterError(f"{name}={value!r}: must be finite and >= 0")
+    if not (0 <= v <= MAX_EPSILON):
+        raise ParameterError(f"{name}={value!r}: must be finite and >= 0, at most {MAX_EPSILON:g} "
+                             f"(e^epsilon must be a finite double)")
     return v
 
 

@@ -328,8 +328,20 @@ class Manifest:
             self.flush()
 
 
-def region_dict(region: PrivacyRegion, at: Sequence[float] | None = None) -> dict[str, Any]:
+#: Regions with more edges than this are abbreviated by :func:`region_dict` unless ``full=True``.
+FULL_EDGES = 5000
+#: Profile pairs kept at each end of an abbreviated region.
+ABBREVIATED_ENDS = 50
+
+
+def region_dict(region: PrivacyRegion, at: Sequence[float] | None = None, *,
+                full: bool | None = None) -> dict[str, Any]:
     """A region as plain data: profile, δ at the requested ε, vertices, edges (exact), area.
+
+    A region of more than :data:`FULL_EDGES` edges is abbreviated unless ``full=True``: the profile keeps
+    the first and last :data:`ABBREVIATED_ENDS` pairs, and ``vertices`` and ``edges`` are left out, so a
+    printed result costs what the question costs (``"abbreviated"`` then says how many pairs there are).
+    Exports to a file (:func:`to_json`) are always full.
 
     Examples
     --------
@@ -341,11 +353,24 @@ def region_dict(region: PrivacyRegion, at: Sequence[float] | None = None) -> dic
     """
     at = [] if at is None else [float(e) for e in at]
     delta_at = np.atleast_1d(region.delta(at)) if at else []
+    doc: dict[str, Any] = {"delta_at": [[e, float(d)] for e, d in zip(at, delta_at, strict=True)],
+                           "area": region.area()}
+    if full is None:
+        full = len(region) <= FULL_EDGES
+    if not full:
+        eps = np.sort(region.losses[region.losses >= 0])
+        ends = np.concatenate((eps[:ABBREVIATED_ENDS], eps[-ABBREVIATED_ENDS:])) \
+            if eps.size > 2 * ABBREVIATED_ENDS else eps
+        return {"profile": [[float(e), float(d)] for e, d in zip(ends, np.atleast_1d(region.delta(ends)),
+                                                                 strict=True)],
+                "abbreviated": {"profile_pairs": int(eps.size), "edges": len(region),
+                                "shown": "first and last " + str(ABBREVIATED_ENDS) + " profile pairs; "
+                                         "vertices and edges omitted (export to .json for all)"},
+                **doc}
     return {
         "profile": [[e, d] for e, d in region.profile()],
-        "delta_at": [[e, float(d)] for e, d in zip(at, delta_at, strict=True)],
+        **doc,
         "vertices": region.vertices.tolist(),
-        "area": region.area(),
         "edges": {
             "loss": region.losses.tolist(),
             "log_p": region.log_p.tolist(),
@@ -364,7 +389,7 @@ def to_json(regions: Mapping[str, PrivacyRegion], payload: Mapping[str, Any] | N
     """JSON document: ``{"regions": {label: region_dict}, ...payload, "lpdp_version"}``."""
     doc = dict(payload or {})
     if regions:
-        doc["regions"] = {label: region_dict(r) for label, r in regions.items()}
+        doc["regions"] = {label: region_dict(r, full=True) for label, r in regions.items()}
     return json.dumps(jsonable(_with_version(doc)), indent=1) + "\n"
 
 

@@ -1,18 +1,25 @@
 """The ``lpdp`` command line.
 
 Each command module has ``register(subparsers)``; the handlers call library functions only (nothing is
-computed here). A user mistake is one line on stderr and exit status 2, never a traceback.
+computed here). A user mistake is one line on stderr and exit status 2, never a traceback: usage errors
+(unknown or repeated options, missing values) come from the parser, bad values from the library's
+:class:`~lpdp.errors.LpdpError`. Output paths are checked before any work. A defect inside lpdp is one
+line too, with exit status 3 (``LPDP_DEBUG=1`` shows the traceback).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import re
 import sys
+import warnings
 from collections.abc import Sequence
+from typing import Any
 
 from lpdp._version import __version__
-from lpdp.errors import LpdpError
+from lpdp.errors import InternalError, LpdpError
 
 # One line per command module; each module adds its own sub-commands.
 _COMMAND_MODULES = (
@@ -23,12 +30,40 @@ _COMMAND_MODULES = (
     "lpdp.cli.fdp",
 )
 
+#: Exit status of a user mistake (usage or value) and of a defect inside lpdp.
+EXIT_USAGE, EXIT_INTERNAL = 2, 3
+#: Set to 1 to see the traceback of an unexpected error instead of the one-line report.
+DEBUG_ENV = "LPDP_DEBUG"
+
+
+class _StoreOnce(argparse._StoreAction):
+    """``store`` that refuses a repeated option (argparse would silently keep the last value)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        seen = namespace.__dict__.setdefault("_given", {})
+        if self.dest in seen:
+            raise argparse.ArgumentError(self, f"given twice ({seen[self.dest]!r} and {values!r}); give it "
+                                               f"once")
+        seen[self.dest] = values
+        setattr(namespace, self.dest, values)
+
 
 class _Parser(argparse.ArgumentParser):
-    """An ArgumentParser whose usage errors are one line on stderr and exit status 2."""
+    """An ArgumentParser whose usage errors are one line on stderr and exit status 2.
+
+    Values that start with a minus sign and a digit (``-0.5,0``, ``-1e-3``) are values, not options, so
+    the library can say what is wrong with them; an option given twice is an error.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = re.compile(r"^-\.?\d")
+        self.register("action", None, _StoreOnce)
+        self.register("action", "store", _StoreOnce)
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(2, f"{self.prog}: error: {message}\n")
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {' '.join(message.split())}\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -41,17 +76,52 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _one_line(text: object) -> str:
+    return " ".join(str(text).split())
+
+
+def _show_warning(message: Warning | str, category: type[Warning], *_: Any, **__: Any) -> None:
+    """Python warnings on stderr as one line each (never the source line)."""
+    print(f"lpdp: warning: {_one_line(message)}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``lpdp`` console script; returns the exit status."""
+    from lpdp.cli._common import check_outputs
+
     parser = build_parser()
     args = parser.parse_args(argv)
+    command = args.command
+    debug = os.environ.get(DEBUG_ENV) == "1"
     try:
-        return int(args.func(args) or 0)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            warnings.simplefilter("once")
+            check_outputs(args)
+            return int(args.func(args) or 0)
+    except InternalError as exc:
+        if debug:
+            raise
+        print(f"lpdp {command}: internal error: {_one_line(exc)} (please report it)", file=sys.stderr)
+        return EXIT_INTERNAL
     except LpdpError as exc:
-        print(f"lpdp {args.command}: error: {' '.join(str(exc).split())}", file=sys.stderr)
-        return 2
+        print(f"lpdp {command}: error: {_one_line(exc)}", file=sys.stderr)
+        return EXIT_USAGE
     except BrokenPipeError:
         return 0
+    except KeyboardInterrupt:
+        print(f"lpdp {command}: interrupted", file=sys.stderr)
+        return 130
+    except MemoryError:
+        print(f"lpdp {command}: error: out of memory (the estimate was too low; please report it)",
+              file=sys.stderr)
+        return EXIT_INTERNAL
+    except Exception as exc:  # a defect: one line, and the traceback on request
+        if debug:
+            raise
+        print(f"lpdp {command}: internal error: {type(exc).__name__}: {_one_line(exc)} (please report "
+              f"it; {DEBUG_ENV}=1 shows the traceback)", file=sys.stderr)
+        return EXIT_INTERNAL
 
 
 if __name__ == "__main__":  # pragma: no cover

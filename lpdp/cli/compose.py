@@ -21,6 +21,7 @@ from typing import Any
 
 from lpdp._validate import check_delta, check_int
 from lpdp.cli._common import Result, add_output_options, emit, parse_pair, region_summary, regions_plot
+from lpdp.display import format_upper
 from lpdp.errors import ParameterError
 from lpdp.region import PrivacyRegion
 
@@ -136,7 +137,7 @@ def _dp(args: argparse.Namespace, at: list[float], for_delta: list[float]
         payload["baselines"] = {b: {"delta_at": [[e, float(r.delta(e))] for e in at],
                                     "epsilon_for": _epsilon_for(r, for_delta)} for b, r in baselines.items()}
         regions.update({f"Remark {b[-1]}": r for b, r in baselines.items()})
-        lines += [f"{b}: epsilon for delta={d:g} is {e:.6g}"
+        lines += [f"{b}: epsilon for delta={d:g} is {format_upper(e)}"
                   for b, v in payload["baselines"].items() for d, e in v["epsilon_for"]]
     return region, label, payload, regions, lines
 
@@ -150,7 +151,7 @@ def _handle(args: argparse.Namespace) -> int:
     region, label, payload, regions, lines = _pure(args) if args.pure else _dp(args, at, for_delta)
     payload.update(region_dict(region, at))
     payload["epsilon_for"] = _epsilon_for(region, for_delta)
-    lines = [f"epsilon for delta={d:g}: {e:.6g}" for d, e in payload["epsilon_for"]] + lines
+    lines = [f"epsilon for delta={d:g}: {format_upper(e)}" for d, e in payload["epsilon_for"]] + lines
     return emit(args, Result(
         summary="\n".join([region_summary(region, at, title=label), *lines]),
         payload=payload,

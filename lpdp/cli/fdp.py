@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from lpdp.cli._common import Result, add_output_options, emit, region_summary, regions_plot
+from lpdp.display import format_lower, format_upper
 from lpdp.errors import ParameterError
 
 
@@ -71,15 +72,17 @@ def _handle(args: argparse.Namespace) -> int:
     title = f"{b.k}-fold {f.name}, {int(n)} constraints" + (
         "" if b.below.step is None else f", lattice step {b.below.step:g}")
     lines = [title,
-             "from below: " + ", ".join(f"({e:.6g}, {d:.6g})" for e, d in b.below.constraints),
-             "from above: " + ", ".join(f"({e:.6g}, {d:.6g})" for e, d in b.above.constraints)]
+             "from below: " + ", ".join(f"({format_upper(e)}, {format_upper(d)})"
+                                        for e, d in b.below.constraints),
+             "from above: " + ", ".join(f"({format_lower(e)}, {format_lower(d)})"
+                                        for e, d in b.above.constraints)]
     for e in at:
-        exact = "" if b.exact is None else f"  exact {float(b.exact.delta(e)):.6g}"
-        lines.append(f"delta({e:g}): from above {float(b.from_above.delta(e)):.6g} <= truth <= from below "
-                     f"{float(b.from_below.delta(e)):.6g}{exact}")
+        exact = "" if b.exact is None else f"  exact {format_upper(float(b.exact.delta(e)))}"
+        lines.append(f"delta({e:g}): from above {format_lower(float(b.from_above.delta(e)))} <= truth <= "
+                     f"from below {format_upper(float(b.from_below.delta(e)))}{exact}")
     for d in args.for_delta or []:
-        lines.append(f"eps at delta={d:g}: from above {b.from_above.epsilon(d):.6g} <= truth <= from below "
-                     f"{b.from_below.epsilon(d):.6g}")
+        lines.append(f"eps at delta={d:g}: from above {format_lower(b.from_above.epsilon(d))} <= truth <= "
+                     f"from below {format_upper(b.from_below.epsilon(d))}")
     lines.append(f"max delta gap {payload['gap']['max_delta_gap']:.6g}, area between "
                  f"{payload['gap']['area_between']:.6g}")
     lines.append(region_summary(b.from_below, title="composition of the approximation from below:"))

@@ -10,6 +10,7 @@ import math
 from typing import Any
 
 from lpdp.cli._common import Result, add_output_options, emit, parse_pair
+from lpdp.display import format_upper
 from lpdp.errors import ParameterError
 
 #: The realisation-level filter's old CLI name, kept as an alias.
@@ -131,9 +132,9 @@ def _audit(args: argparse.Namespace) -> int:
                "max_steps": args.max_steps, **r.to_dict()}
     if args.sigma is not None:
         payload["sigma"] = args.sigma
-    own = "none" if r.guarantee is None else f"{r.guarantee:.4g}"
-    summary = (f"{name} filter: P(l^(T) > eps) = {r.tail_upper:.4g}, hockey-stick delta = "
-               f"{r.hockey_stick_upper:.4g}, own bound {own}, claimed delta = {r.bound:g}, "
+    own = "none" if r.guarantee is None else format_upper(r.guarantee, 4)
+    summary = (f"{name} filter: P(l^(T) > eps) = {format_upper(r.tail_upper, 4)}, hockey-stick delta = "
+               f"{format_upper(r.hockey_stick_upper, 4)}, own bound {own}, claimed delta = {r.bound:g}, "
                f"E[T] = {r.expected_T:.4g} ({r.method})")
     table = [{"pair": f"{p.pair[0]}->{p.pair[1]}", "tail": p.tail,
               "hockey_stick_delta": p.hockey_stick_delta, "expected_T": p.expected_T}
@@ -188,7 +189,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         description="The (δ̃, θ) maximising κ for N i.i.d. rounds (Taylor, Vippathalla "
                                     "and Coon, Proposition 1); with a mechanism and --epsilon, also κ.")
     _common(q, epsilon_required=False)
-    add_output_options(q)
+    add_output_options(q, plot=False, export=(".json",))
     q.set_defaults(func=_params)
 
     a = fsub.add_parser("audit", help="exact P(l^(T) > eps) and hockey-stick delta of a filter",
@@ -200,7 +201,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.add_argument("--trajectories", type=_count, default=100_000,
                    help="Monte Carlo trajectories where no exact method exists")
     a.add_argument("--seed", type=int, default=0, help="Monte Carlo seed")
-    add_output_options(a)
+    add_output_options(a, plot=False, export=(".json", ".csv"))
     a.set_defaults(func=_audit)
 
     s = fsub.add_parser("simulate", help="survival curves P(T >= t) of every filter",
@@ -212,5 +213,5 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--trajectories", type=_count, default=100_000,
                    help="Monte Carlo trajectories of the independent check (0: none)")
     s.add_argument("--seed", type=int, default=0, help="Monte Carlo seed")
-    add_output_options(s)
+    add_output_options(s, export=(".json", ".csv"))
     s.set_defaults(func=_simulate)

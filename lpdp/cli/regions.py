@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from lpdp.cli._common import Result, add_output_options, emit, parse_pair, region_summary, regions_plot
+from lpdp.display import format_upper
 from lpdp.errors import ParameterError
 
 
@@ -33,7 +34,7 @@ def _region(args: argparse.Namespace) -> int:
         lp_delta = IntersectionLP([PrivacyRegion.from_dp(*p) for p in pairs]).delta(args.at)
         payload["lp_delta_at"] = [[e, float(d)] for e, d in zip(args.at, lp_delta, strict=True)]
         summary += "\nHiGHS LP cross-check: " + ", ".join(
-            f"delta({e:g}) = {d:.6g}" for e, d in payload["lp_delta_at"])
+            f"delta({e:g}) = {format_upper(d)}" for e, d in payload["lp_delta_at"])
     return emit(args, Result(
         summary=summary,
         payload=payload,

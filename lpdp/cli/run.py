@@ -100,5 +100,5 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="reuse the finished cells (and finished scenarios) of an earlier run into --out; "
                         "compute only the missing ones")
     p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
-    add_output_options(p)
+    add_output_options(p, export=(".json", ".csv"))
     p.set_defaults(func=_handle)

@@ -105,6 +105,9 @@ class ScenarioKind:
 
 KINDS: dict[str, ScenarioKind] = {}
 
+#: Largest scenario file read (a scenario is a few lines; this bounds the time and memory of parsing).
+MAX_SCENARIO_BYTES = 1_000_000
+
 # One line per module that registers scenario kinds.
 _KIND_MODULES = (
     "lpdp.scenarios.regions",
@@ -125,6 +128,26 @@ def _load_kinds() -> None:
         importlib.import_module(name)
 
 
+def _read_toml(path: Path) -> dict[str, Any]:
+    """The TOML document in ``path``; every failure is a :class:`ScenarioError` naming the file."""
+    try:
+        if path.is_dir():
+            raise ScenarioError(f"{path}: is a directory, not a scenario file")
+        size = path.stat().st_size
+        if size > MAX_SCENARIO_BYTES:
+            raise ScenarioError(f"{path}: {size} bytes; a scenario file is at most {MAX_SCENARIO_BYTES} "
+                                f"bytes")
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ScenarioError(f"{path}: no such scenario file") from None
+    except UnicodeDecodeError as exc:
+        raise ScenarioError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    except OSError as exc:
+        raise ScenarioError(f"{path}: cannot read ({exc.strerror or type(exc).__name__})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioError(f"{path}: not valid TOML: {exc}") from None
+
+
 def load(path: str | Path) -> tuple[ScenarioKind, dict[str, Any]]:
     """Read and validate one scenario file; returns its kind and the validated parameters.
 
@@ -137,12 +160,7 @@ def load(path: str | Path) -> tuple[ScenarioKind, dict[str, Any]]:
     _load_kinds()
     path = Path(path)
     source = str(path)
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ScenarioError(f"{source}: no such scenario file") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ScenarioError(f"{source}: not valid TOML: {exc}") from None
+    data = _read_toml(path)
     kind_name = data.get("kind")
     if kind_name not in KINDS:
         raise ScenarioError(f"{source}: key 'kind' = {kind_name!r} must be one of {sorted(KINDS)}")
@@ -182,10 +200,7 @@ def default_files(root: str | Path = "scenarios") -> list[Path]:
     """Scenario files in ``root`` whose ``default`` key is not false, sorted by name."""
     files = []
     for p in sorted(Path(root).glob("*.toml")):
-        try:
-            data = tomllib.loads(p.read_text(encoding="utf-8"))
-        except tomllib.TOMLDecodeError as exc:
-            raise ScenarioError(f"{p}: not valid TOML: {exc}") from None
+        data = _read_toml(p)
         if data.get("default", True) is not False:
             files.append(p)
     return files
@@ -202,8 +217,13 @@ def run_many(paths: Sequence[str | Path], out_dir: str | Path, **options: Any) -
     from lpdp.parallel import resolve_scheduler
     from lpdp.scenarios.sweep import run_scenario
 
+    stems: dict[str, str] = {}
     for p in paths:
         load(p)
+        stem = Path(p).stem
+        if stem in stems:  # before the output folder is touched
+            raise ScenarioError(f"{stems[stem]} and {p}: both would write {stem}.json; rename one")
+        stems[stem] = str(p)
     if options.get("scheduler") or options.get("workers"):
         resolve_scheduler(options.get("scheduler"), workers=options.get("workers"))
     with Manifest(out_dir, inputs=paths, option="--out") as manifest:

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from lpdp._validate import check_epsilon, check_int, check_positive, check_probability
+from lpdp.display import format_lower, format_upper
 from lpdp.errors import ParameterError
 from lpdp.scenarios import Field, ScenarioKind, ScenarioOutput, register
 
@@ -104,8 +105,8 @@ def run_bracket(params: dict[str, Any]) -> ScenarioOutput:
             row["exact"] = {"tradeoff": b.exact.name, "delta_at": [[e, float(b.exact.delta(e))] for e in at]}
         panels[k] = regions
         payload[f"k={k}"] = row
-        ranges = "".join(f"; delta({e:g}) in [{float(b.from_above.delta(e)):.4g}, "
-                         f"{float(b.from_below.delta(e)):.4g}]" for e in at[:2])
+        ranges = "".join(f"; delta({e:g}) in [{format_lower(float(b.from_above.delta(e)), 4)}, "
+                         f"{format_upper(float(b.from_below.delta(e)), 4)}]" for e in at[:2])
         summary.append(f"k={k}: max delta gap {row['max_delta_gap']:.4g}, area between "
                        f"{row['area_between']:.4g}{ranges}")
     first = bracket(f, 1, n, step=params["step"], delta_min=params["delta_min"], layout=params["layout"])
@@ -138,7 +139,8 @@ def run_tightening(params: dict[str, Any]) -> ScenarioOutput:
                      "epsilon_at_1e-5": [b.from_above.epsilon(1e-5), b.from_below.epsilon(1e-5)]})
     summary = [f"n={r['n']:>2}: max delta gap {r['max_delta_gap']:.4g}, "
                f"area between {r['area_between']:.4g}, "
-               f"eps(1e-5) in [{r['epsilon_at_1e-5'][0]:.4g}, {r['epsilon_at_1e-5'][1]:.4g}], "
+               f"eps(1e-5) in [{format_lower(r['epsilon_at_1e-5'][0], 4)}, "
+               f"{format_upper(r['epsilon_at_1e-5'][1], 4)}], "
                f"{r['seconds']:.2f} s" for r in rows]
 
     def draw(ax: Any) -> None:

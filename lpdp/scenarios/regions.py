@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from lpdp._validate import check_delta, check_epsilon, check_weights
+from lpdp.display import format_upper
 from lpdp.scenarios import Field, ScenarioKind, ScenarioOutput, register
 
 
@@ -53,7 +54,7 @@ def run(params: dict[str, Any]) -> ScenarioOutput:
     at = params["at"]
     summary = [f"mixture area {mixture.area():.4f}; area of mixture outside the union {outside_union:.4f}, "
                f"of union outside the mixture {union_outside:.4f}"]
-    summary += [f"delta({e:g}) = {float(mixture.delta(e)):.6g}" for e in at]
+    summary += [f"delta({e:g}) = {format_upper(float(mixture.delta(e)))}" for e in at]
 
     def draw(ax: Any) -> None:
         from lpdp.plot import regions
