@@ -27,17 +27,19 @@ def _as_float(name: str, value: object) -> float:
     return float(value)
 
 
-#: Largest ε of a DP constraint or target: ``e^ε`` must stay a finite double (it overflows above ~709.78),
-#: and ``R(700, δ)`` already differs from the trivial region only below 1e-304.
-MAX_EPSILON = 700.0
+#: Largest ε accepted: sums and differences of a few such losses must stay finite doubles (an ε near
+#: ``DBL_MAX / 2`` made ``δ(1)`` of ``R(ε, 0)`` come out 0 instead of 1).
+MAX_EPSILON = 1e300
 
 
 def check_epsilon(value: object, name: str = "epsilon") -> float:
-    """A finite ε in [0, :data:`MAX_EPSILON`] (the ε of a DP constraint or a privacy target)."""
+    """A finite ε in [0, :data:`MAX_EPSILON`]."""
     v = _as_float(name, value)
-    if not (0 <= v <= MAX_EPSILON):
-        raise ParameterError(f"{name}={value!r}: must be finite and >= 0, at most {MAX_EPSILON:g} "
-                             f"(e^epsilon must be a finite double)")
+    if not math.isfinite(v) or v < 0:
+        raise ParameterError(f"{name}={value!r}: must be finite and >= 0")
+    if v > MAX_EPSILON:
+        raise ParameterError(f"{name}={value!r}: must be at most {MAX_EPSILON:g} (larger losses overflow "
+                             f"when added)")
     return v
 
 
