@@ -17,7 +17,7 @@ The route is chosen in one place, :func:`route`:
 * Gaussian mechanisms only: exactly ``G_μ`` with ``μ = sqrt(Σ_i k_i μ_i²)`` (Dong, Roth and Su, 2022,
   Corollary 3.3);
 * anything with another continuous part (Laplace, trade-off functions, Gaussians mixed with finite parts):
-  the certified bracket of :func:`_certified`.
+  the certified lattice engine (:func:`lpdp.pld.compose`) through :func:`_certified`.
 
 Every composition here is adaptive: each mechanism is a post-processing of its dominating pair, so the
 composed pairs bound every adaptive sequence of the declared mechanisms.
@@ -50,12 +50,6 @@ Method = Literal["lattice", "theorem2", "theorem3", "remark1", "remark2"]
 Route = Literal["none", "kairouz", "theorem1", "lattice", "theorem2", "theorem3", "remark1", "remark2",
                 "multi", "product", "gaussian", "certified"]
 
-#: Constraints per trade-off function in the certified bracket (the paper's n-constraint approximation).
-CERTIFIED_CONSTRAINTS = 64
-#: Common lattice step of the certified bracket.
-CERTIFIED_STEP = 0.01
-#: The certified bracket's guarantee side answers ε for δ down to about this (its δ(∞) stays below it).
-CERTIFIED_DELTA_MIN = 1e-10
 
 
 class Profile(Protocol):
@@ -328,22 +322,16 @@ def _certified(continuous: list[tuple[Mechanism, int]], finite: list[tuple[Mecha
                ) -> tuple[Profile, Profile]:
     """Certified ``(lower, upper)`` of a composition with continuous parts.
 
-    ``continuous`` are ``(mechanism, times)`` with a trade-off function (and a :meth:`loss_law`);
-    ``finite`` are exact parts (``mechanism.region()``). Today each trade-off function is bracketed by
-    :data:`CERTIFIED_CONSTRAINTS` tangents (guarantee side) and chords (attack side) with ε_j evenly
-    spaced up to ``δ_f = CERTIFIED_DELTA_MIN / count`` on a lattice of step :data:`CERTIFIED_STEP` (the
-    paper's n-constraint approximation, :func:`lpdp.fdp.bracket_mixed` with ``layout="tail"``), the
-    finite regions are rounded onto the same lattice (outward for the guarantee, inward for the attack
-    bound), and both sides are composed exactly. Its guarantee side answers ε for δ down to about
-    :data:`CERTIFIED_DELTA_MIN`.
+    The certified lattice engine (:func:`lpdp.pld.compose`, argument in ``docs/pld.md``) composes every
+    part's loss law, continuous and finite together: ``upper`` is provably >= the true δ and ``lower``
+    provably <= it, floating point included. Pairs that are not their own mirror are composed in both
+    orders and the larger δ is kept on each side.
     """
-    from lpdp.fdp import bracket_mixed
+    from lpdp.pld import compose
 
-    if any(not m.is_symmetric for m, _ in finite):
-        raise ParameterError("finite mechanisms whose pair is not its own mirror cannot yet be composed with "
-                             "continuous mechanisms (compose them alone, or give a symmetric pair)")
-    total = sum(k for _, k in continuous)
-    b = bracket_mixed([(m.tradeoff(), k) for m, k in continuous], CERTIFIED_CONSTRAINTS,
-                      step=CERTIFIED_STEP, delta_min=CERTIFIED_DELTA_MIN / total, layout="tail",
-                      regions=[(m.region(), k) for m, k in finite])
-    return b.from_above, b.from_below
+    parts = continuous + finite
+    forward = compose([(m.loss_law(), k) for m, k in parts])
+    if all(m.is_symmetric for m, _ in parts):
+        return forward.lower, forward.upper
+    backward = compose([(m.loss_law(reverse=True), k) for m, k in parts])
+    return _Larger(forward.lower, backward.lower), _Larger(forward.upper, backward.upper)

@@ -60,6 +60,9 @@ DELTA_FLOOR = 1e-15
 TILT_FRACTION = 1e-4
 #: At most this many tilted lattices are kept per bracket.
 MAX_TILTS = 8
+#: Smallest default ε-width: below ~20 rounded mechanisms the PLD's width would need grids of millions of
+#: cells (the coupling's constant dominates for small k); pass ``tolerance`` or ``step`` for tighter.
+MIN_TOLERANCE = 1e-3
 #: Hoeffding tail probabilities tried for the rounding term (each gives a valid bound; the best is kept).
 _ETAS = 10.0 ** -np.arange(1.0, 40.0, 0.25)
 
@@ -133,8 +136,17 @@ def _log_sub(big: np.ndarray, small: np.ndarray) -> np.ndarray:
     return np.where((big > _NEG_INF) & (small < big), out, _NEG_INF)
 
 
+def _tail(fn: Callable[[np.ndarray], np.ndarray], c: np.ndarray) -> np.ndarray:
+    """A law's log tail at points ``c`` (overflow inside it is harmless: tails saturate at 0 or -inf)."""
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        out = np.asarray(fn(np.asarray(c, dtype=float)), dtype=float)
+    if np.any(np.isnan(out)) or np.any(out > 1e-9):
+        raise ParameterError("a loss law's log_sf/log_cdf returned NaN or a log mass > 0: the law is invalid")
+    return np.minimum(out, 0.0)
+
+
 def _at(fn: Callable[[np.ndarray], np.ndarray], c: float) -> float:
-    return float(np.asarray(fn(np.array([c])), dtype=float)[0])
+    return float(_tail(fn, np.array([c]))[0])
 
 
 def _quantile(law: LossLaw, log_eta: float, upper: bool) -> float:
@@ -145,11 +157,11 @@ def _quantile(law: LossLaw, log_eta: float, upper: bool) -> float:
     edge = s_hi if upper else s_lo
     sign = 1.0 if upper else -1.0
     # start near the median: the point of a doubling ladder where the two tails are closest
-    ladder = np.concatenate([-(2.0 ** np.arange(-4, 40)), [0.0], 2.0 ** np.arange(-4, 40)])
+    ladder = np.concatenate([-(2.0 ** np.arange(-4, 24)), [0.0], 2.0 ** np.arange(-4, 24)])
     ladder = ladder[(ladder >= s_lo) & (ladder <= s_hi)]
     if ladder.size == 0:
         ladder = np.array([s_lo if math.isfinite(s_lo) else s_hi])
-    gap = np.abs(np.asarray(law.log_sf(ladder)) - np.asarray(law.log_cdf(ladder)))
+    gap = np.abs(_tail(law.log_sf, ladder) - _tail(law.log_cdf, ladder))
     near = float(ladder[int(np.nanargmin(np.where(np.isnan(gap), np.inf, gap)))])
     if _at(fn, near) <= log_eta:
         return near
@@ -216,8 +228,8 @@ def _discretise(law: LossLaw, h: float, log_eta: float, sub: int) -> _Grid:
     # Cells: cell j = ((lo + j - 1/2) h, (lo + j + 1/2) h]; the clipped law puts its lower tail at the left
     # end of cell 0 and its upper tail at the right end of cell n - 1. Sub-points split each cell in `sub`.
     bnd = (lo - 0.5 + np.arange(n + 1)) * h
-    b_ls = np.asarray(law.log_sf(bnd), dtype=float)
-    b_lc = np.asarray(law.log_cdf(bnd), dtype=float)
+    b_ls = _tail(law.log_sf, bnd)
+    b_lc = _tail(law.log_cdf, bnd)
     split = int(np.clip(np.searchsorted(-(b_ls - b_lc), 0.0, side="right"), 1, n - 1))
     log_x = np.empty(n)
     low = b_lc[:split + 1].copy()
@@ -227,28 +239,18 @@ def _discretise(law: LossLaw, h: float, log_eta: float, sub: int) -> _Grid:
     up[-1] = _NEG_INF
     log_x[split:] = _log_sub(up[:-1], up[1:])
     log_clip = float(np.logaddexp(b_lc[0], b_ls[-1]))
-    # Bias of nearest rounding on a cell [c, c + h] with centre x: ∫(x - l) dF = ∫ G - h (G(c) + G(c+h)) / 2
-    # for G = F (cells below the split) or G = -sf (above; a constant shift cancels). G increases, so left
-    # and right Riemann sums on `sub` sub-intervals bracket ∫ G. The clipped tails add ±h/2 per unit mass.
-    frac = np.arange(sub + 1) / sub
-    g = np.empty((n, sub + 1))
-    pts_lo = (lo - 0.5 + np.arange(split)[:, None] + frac[None, :]) * h
-    pts_up = (lo - 0.5 + np.arange(split, n)[:, None] + frac[None, :]) * h
-    g[:split] = np.exp(np.asarray(law.log_cdf(pts_lo.ravel()), dtype=float)).reshape(pts_lo.shape)
-    g[split:] = -np.exp(np.asarray(law.log_sf(pts_up.ravel()), dtype=float)).reshape(pts_up.shape)
-    inner = g[:, 1:-1].sum(axis=1)
-    trap = (h / 2.0) * (g[:, 0] + g[:, -1])
-    left = (h / sub) * (g[:, 0] + inner) - trap
-    right = (h / sub) * (inner + g[:, -1]) - trap
+    # Bias and second moment of nearest rounding (_cell_moments); the clipped tails add ±h/2 per unit mass.
+    # Cells of mass below 1e-12 get no sub-points (their bracket is h times their mass, negligible).
+    heavy = log_x > math.log(1e-12)
+    below = np.arange(n) < split
+    sums = [_cell_moments(law, h, lo, np.flatnonzero(cells), upper, sub if dense else 1)
+            for upper, part in ((False, below), (True, ~below))
+            for dense, cells in ((True, part & heavy), (False, part & ~heavy))]
+    left, right, second, g_abs = (sum(v[i] for v in sums) for i in range(4))
     tails = (h / 2.0) * (math.exp(b_lc[0]) - math.exp(b_ls[-1]))
-    g_abs = float(np.sum(np.abs(g)))
     slack = 4.0 * (law.rtol + 4 * _U * (sub + 2) + _U * n) * h * g_abs
-    bias_lo += float(np.sum(left)) + tails - slack
-    bias_hi += float(np.sum(right)) + tails + slack
-    # E[D²] on a cell: Σ over sub-intervals of (mass) x (largest (x - l)² on it); the clipped tails sit at
-    # distance h/2. Rounding of G costs at most h² (rtol + n u) Σ|G|.
-    dist = np.maximum(np.abs(frac[:-1] - 0.5), np.abs(frac[1:] - 0.5)) * h
-    second = float(np.sum(np.maximum(np.diff(g, axis=1), 0.0) * dist[None, :] ** 2))
+    bias_lo += left + tails - slack
+    bias_hi += right + tails + slack
     second += (h * h / 4.0) * (math.exp(b_lc[0]) + math.exp(b_ls[-1]))
     second = second * (1 + 1e-12) + 2 * (law.rtol + 8 * _U * (sub + n)) * h * h * g_abs
     second += second_a
@@ -257,6 +259,30 @@ def _discretise(law: LossLaw, h: float, log_eta: float, sub: int) -> _Grid:
     fp = 4 * _U * (abs(lo) + abs(hi) + 1) * h
     d_range = (min(dmin, -h / 2 - fp), max(dmax, h / 2 + fp))
     return _Grid(lo, log_x, log_c, (bias_lo, bias_hi), d_range, second, log_clip, law.rtol)
+
+
+def _cell_moments(law: LossLaw, h: float, lo: int, cells: np.ndarray, upper: bool, sub: int
+                  ) -> tuple[float, float, float, float]:
+    """Bias bracket (left and right Riemann parts), second-moment bound and Σ|G| over some cells.
+
+    On a cell [c, c + h] with centre x: ``∫(x - l) dF = ∫ G - h (G(c) + G(c+h)) / 2`` for ``G = F`` (cells
+    below the split) or ``G = -sf`` (above; a constant shift cancels). G increases, so the left and right
+    Riemann sums on ``sub`` sub-intervals bracket ``∫ G``. ``E[D²]`` on a cell is at most the sum over its
+    sub-intervals of (mass) times (largest ``(x - l)²`` there).
+    """
+    if cells.size == 0:
+        return 0.0, 0.0, 0.0, 0.0
+    frac = np.arange(sub + 1) / sub
+    pts = ((lo - 0.5 + cells[:, None] + frac[None, :]) * h).ravel()
+    g = (-np.exp(_tail(law.log_sf, pts)) if upper else np.exp(_tail(law.log_cdf, pts))).reshape(cells.size,
+                                                                                                 sub + 1)
+    inner = g[:, 1:-1].sum(axis=1)
+    trap = (h / 2.0) * (g[:, 0] + g[:, -1])
+    left = float(np.sum((h / sub) * (g[:, 0] + inner) - trap))
+    right = float(np.sum((h / sub) * (inner + g[:, -1]) - trap))
+    dist = np.maximum(np.abs(frac[:-1] - 0.5), np.abs(frac[1:] - 0.5)) * h
+    second = float(np.sum(np.maximum(np.diff(g, axis=1), 0.0) * dist[None, :] ** 2))
+    return left, right, second, float(np.sum(np.abs(g)))
 
 
 # --------------------------------------------------------------------------------------------- lattices
@@ -710,14 +736,14 @@ def _continuous_mass(law: LossLaw) -> float:
 
 
 def _default_tolerance(k_round: float) -> float:
-    """dp_accounting's PLD ε-width at value discretisation 1e-4: about ``1e-4 / 2`` per unit of rounded
-    (continuous) mass."""
-    return max(5e-5 * k_round, 5e-5)
+    """dp_accounting's PLD ε-width at value discretisation 1e-4 (about ``1e-4 / 2`` per unit of rounded,
+    continuous, mass), but at least :data:`MIN_TOLERANCE`."""
+    return max(5e-5 * k_round, MIN_TOLERANCE)
 
 
 def _subdivision(k_round: float) -> int:
     """Sub-intervals per cell of the bias bracket (its width ``k h / sub`` against Bernstein's ``h √k``)."""
-    return int(min(max(math.ceil(2.0 * math.sqrt(k_round)), 2), 64))
+    return int(min(max(math.ceil(1.5 * math.sqrt(k_round)), 2), 64))
 
 
 def compose(parts: Sequence[tuple[LossLaw, int]], *, tolerance: float | None = None,
@@ -730,7 +756,8 @@ def compose(parts: Sequence[tuple[LossLaw, int]], *, tolerance: float | None = N
         Each law and how many times it is composed (counts >= 0).
     tolerance : float, optional
         Target width of the ε bracket at δ = 1e-5; it sets the grid step. Default: dp_accounting's PLD
-        width at value discretisation 1e-4 (``5e-5`` per unit of continuous mass, at least ``5e-5``).
+        width at value discretisation 1e-4 (``5e-5`` per unit of continuous mass), at least
+        :data:`MIN_TOLERANCE`.
     step : float, optional
         The grid step ``h`` by hand (overrides ``tolerance``).
     delta_floor : float
