@@ -39,7 +39,7 @@ def test_gaussian_json_brackets_the_exact_composition(capsys, n):
 
 
 def test_two_constraints_are_propositions_and_theorems(capsys):
-    out = run_json(capsys, "--gaussian", "1", "-k", "3", "--at", "0.2", "1.5")
+    out = run_json(capsys, "--gaussian", "1", "-k", "3", "--constraints", "2", "--at", "0.2", "1.5")
     assert out["step"] is None
     below, above = out["from_below"]["approximation"], out["from_above"]["approximation"]
     for got, want in ((below, [(1.10806, 0.10831), (0.32916, 0.28499)]),
@@ -58,9 +58,33 @@ def test_laplace_has_no_closed_form(capsys):
 
 
 def test_readable_summary(capsys):
-    assert main(["fdp", "--gaussian", "1", "-k", "3", "--at", "1"]) == 0
+    assert main(["fdp", "--gaussian", "1", "-k", "3", "--constraints", "2", "--at", "1"]) == 0
     text = capsys.readouterr().out
     assert "from below: (1.10806" in text and "<= truth <=" in text
+
+
+def test_default_route_is_the_accountant_exact_for_gaussians(capsys):
+    out = run_json(capsys, "--gaussian", "0.5", "-k", "40", "--at", "1", "3", "--for-delta", "1e-6")
+    assert out["route"] == "gaussian" and out["exact"] is True
+    for row in out["delta_at"]:
+        truth = gdp_delta(0.5 * math.sqrt(40), row["epsilon"])
+        assert row["lower"] == row["upper"] and math.isclose(row["upper"], truth, rel_tol=1e-9)
+    row = out["epsilon_for"][0]
+    assert math.isclose(gdp_delta(0.5 * math.sqrt(40), row["upper"]), 1e-6, rel_tol=1e-6)
+
+
+def test_default_route_for_laplace_is_the_certified_engine_inside_the_paper_bracket(capsys):
+    out = run_json(capsys, "--laplace", "2", "-k", "30", "--at", "0.5", "2", "--for-delta", "1e-5")
+    assert out["route"] == "certified" and out["exact"] is False
+    paper = run_json(capsys, "--laplace", "2", "-k", "30", "--constraints", "8", "--step", "0.01",
+                     "--at", "0.5", "2")
+    for row, (_, attack), (_, guarantee) in zip(out["delta_at"], paper["from_above"]["delta_at"],
+                                                paper["from_below"]["delta_at"], strict=True):
+        assert attack <= row["upper"] and row["lower"] <= guarantee
+        assert 0 <= row["upper"] - row["lower"] <= 1e-3 * row["upper"]
+    assert out["epsilon_for"][0]["lower"] <= out["epsilon_for"][0]["upper"]
+    assert main(["fdp", "--laplace", "2", "-k", "30"]) == 0
+    assert "eps at delta=1e-05:" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("argv, match", [

@@ -1,10 +1,14 @@
-"""``lpdp fdp``: bracket the k-fold composition of a Gaussian or Laplace mechanism (spec §6–§7).
+"""``lpdp fdp``: the k-fold composition of a Gaussian or Laplace mechanism.
 
-``from_below`` is the composition of the approximation from below (its δ is >= the truth: a valid privacy
-guarantee), ``from_above`` that of the approximation from above (its δ is <= the truth), each in the
-compose JSON format; ``exact`` is ``G_{μ√k}`` for the Gaussian (sampled profile and boundary, exact
-``delta_at``) and ``null`` for the Laplace mechanism (no closed form). All numbers come from
-:mod:`lpdp.fdp`.
+By default the accountant answers (:class:`lpdp.Accountant`: exactly ``G_{μ√k}`` for the Gaussian, the
+certified lattice engine of :mod:`lpdp.pld` for the Laplace mechanism): ``delta_at`` and ``epsilon_for``
+list ``lower`` (an attack bound) and ``upper`` (a valid guarantee), equal when ``exact``.
+
+With ``--constraints N`` it is the paper's construction (spec §6–§7, :mod:`lpdp.fdp`): ``from_below`` is
+the composition of the approximation from below (its δ is >= the truth: a valid privacy guarantee),
+``from_above`` that of the approximation from above (its δ is <= the truth), each in the compose JSON
+format; ``exact`` is ``G_{μ√k}`` for the Gaussian (sampled profile and boundary, exact ``delta_at``) and
+``null`` for the Laplace mechanism (no closed form).
 """
 
 from __future__ import annotations
@@ -42,6 +46,45 @@ def _exact_dict(f: Any, at: list[float], top: float) -> dict[str, Any]:
 
 
 def _handle(args: argparse.Namespace) -> int:
+    paper = any(v is not None for v in (args.constraints, args.step, args.delta_min, args.layout))
+    return _handle_constraints(args) if paper else _handle_accountant(args)
+
+
+def _handle_accountant(args: argparse.Namespace) -> int:
+    from lpdp._validate import check_int, check_positive
+    from lpdp.accountant import Accountant
+    from lpdp.display import format_lower, format_upper
+    from lpdp.mechanisms import GaussianMechanism, LaplaceMechanism
+
+    if args.gaussian is not None:
+        mu = check_positive(_number(args.gaussian, "--gaussian"), "mu")
+        mech, desc = GaussianMechanism(1.0 / mu), {"gaussian": mu}
+        name = f"G_{mu:g}"
+    else:
+        b = check_positive(_number(args.laplace, "--laplace"), "b")
+        mech, desc = LaplaceMechanism(b), {"laplace": b}
+        name = f"Laplace(b={b:g})"
+    k = check_int(_number(args.k, "-k"), "k", 1)
+    at = list(args.at or [])
+    for_delta = list(args.for_delta or ([] if at else [1e-5]))
+    g = Accountant().compose(mech, k).guarantee()
+    lo_d, hi_d = g.delta(at) if at else ([], [])
+    lo_e, hi_e = g.epsilon(for_delta) if for_delta else ([], [])
+    payload: dict[str, Any] = {
+        **desc, "k": k, "route": g.route, "exact": g.exact,
+        "delta_at": [{"epsilon": e, "lower": float(lo), "upper": float(hi)}
+                     for e, lo, hi in zip(at, lo_d, hi_d, strict=True)],
+        "epsilon_for": [{"delta": d, "lower": float(lo), "upper": float(hi)}
+                        for d, lo, hi in zip(for_delta, lo_e, hi_e, strict=True)]}
+    lines = [f"{k}-fold {name}: {'exact' if g.exact else 'certified bracket'} (route {g.route})"]
+    lines += [f"delta({row['epsilon']:g}): {format_lower(row['lower'])} <= truth <= "
+              f"{format_upper(row['upper'])}" for row in payload["delta_at"]]
+    lines += [f"eps at delta={row['delta']:g}: {format_lower(row['lower'])} <= truth <= "
+              f"{format_upper(row['upper'])}" for row in payload["epsilon_for"]]
+    return emit(args, Result(summary="\n".join(lines), payload=payload))
+
+
+def _handle_constraints(args: argparse.Namespace) -> int:
     from lpdp.export import region_dict
     from lpdp.fdp import bracket
     from lpdp.region import PrivacyRegion
@@ -52,13 +95,14 @@ def _handle(args: argparse.Namespace) -> int:
     else:
         f, mech = laplace(_number(args.laplace, "--laplace")), {"laplace": float(args.laplace)}
     k = _number(args.k, "-k")
-    n = _number(args.constraints, "--constraints")
+    n = _number(args.constraints or "2", "--constraints")
     step = None if args.step is None else _number(args.step, "--step")
     at = list(args.at or [])
     delta_min = None if args.delta_min is None else _number(args.delta_min, "--delta-min")
-    b = bracket(f, k, n, step=step, delta_min=delta_min, layout=args.layout)
+    layout = args.layout or "area"
+    b = bracket(f, k, n, step=step, delta_min=delta_min, layout=layout)
     payload: dict[str, Any] = {**mech, "k": b.k, "constraints": int(n), "step": b.below.step,
-                               "layout": args.layout, "delta_min": delta_min}
+                               "layout": layout, "delta_min": delta_min}
     for key, side, region in (("from_below", b.below, b.from_below), ("from_above", b.above, b.from_above)):
         payload[key] = {**region_dict(region, at), "approximation": [list(c) for c in side.constraints]}
     top = float(max(b.from_below.losses.max(), 1.0))
@@ -92,24 +136,31 @@ def _handle(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
-        "fdp", help="bracket the composition of a Gaussian or Laplace mechanism by n DP constraints",
-        description="Approximate the mechanism's trade-off function from below and above by n (eps, delta) "
-                    "constraints (Propositions 1-2 for n = 2) and compose both exactly: the from-below "
-                    "composition is a valid privacy guarantee, the from-above one an attack bound.")
+        "fdp", help="compose a Gaussian or Laplace mechanism k times (exact or certified bracket)",
+        description="By default the accountant answers: exactly G_(mu sqrt k) for the Gaussian, a certified "
+                    "bracket from the lattice engine for the Laplace mechanism (lower: attack bound, upper: "
+                    "valid guarantee). With --constraints N: the paper's construction, the trade-off "
+                    "function approximated from below and above by N (eps, delta) constraints "
+                    "(Propositions 1-2 for N = 2) and both composed exactly: the from-below composition is "
+                    "a valid privacy guarantee, the from-above one an attack bound.")
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--gaussian", metavar="MU", help="Gaussian mechanism, G_MU-DP (mu > 0)")
     which.add_argument("--laplace", metavar="B", help="Laplace mechanism of scale B, sensitivity 1")
     p.add_argument("-k", required=True, metavar="K", help="number of mechanisms composed")
-    p.add_argument("--constraints", default="2", metavar="N",
-                   help="constraints per approximation (default 2)")
+    p.add_argument("--constraints", metavar="N",
+                   help="use the paper's N-constraint bracket (Propositions 1-2 for N = 2) instead of the "
+                        "accountant; --step, --delta-min and --layout imply it with N = 2")
     p.add_argument("--step", metavar="DELTA_EPS",
-                   help="lattice step of the eps_j (default: none for N <= 2, 0.01 otherwise)")
+                   help="N-constraint bracket: lattice step of the eps_j (default: none for N <= 2, 0.01 "
+                        "otherwise)")
     p.add_argument("--delta-min", metavar="D",
-                   help="fix a from-below tangent where delta_f = D (needed for eps at a small delta)")
-    p.add_argument("--layout", choices=("area", "tail"), default="area",
-                   help="area: Propositions 1-2 (default); tail: eps_j evenly up to --delta-min")
+                   help="N-constraint bracket: fix a from-below tangent where delta_f = D (needed for eps at "
+                        "a small delta)")
+    p.add_argument("--layout", choices=("area", "tail"),
+                   help="N-constraint bracket: area: Propositions 1-2 (default); tail: eps_j evenly up to "
+                        "--delta-min")
     p.add_argument("--for-delta", type=float, nargs="+", metavar="D",
-                   help="report the eps bracket at these deltas")
+                   help="report the eps bracket at these deltas (default 1e-5 when no --at is given)")
     p.add_argument("--at", type=float, nargs="+", metavar="EPS", help="report delta at these epsilons")
     add_output_options(p)
     p.set_defaults(func=_handle)
