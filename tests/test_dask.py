@@ -119,6 +119,17 @@ def test_resume_on_the_cluster_recomputes_only_missing_cells(dask_address, seria
     assert json.dumps(doc["result"]) == json.dumps(serial_composition["result"])
 
 
+def test_monte_carlo_audit_chunks_run_on_the_workers(dask_address, tmp_path):
+    address, workers = dask_address
+    src = tmp_path / "a.toml"
+    src.write_text('kind = "filter_adaptive_audit"\ntitle = "t"\nepsilon = 3.0\ndelta = 0.05\n'
+                   'max_steps = 5\nleak = 0.01\ntrajectories = 60000\nchunk = 10000\n')
+    serial = run(src, tmp_path / "s", "--scheduler", "serial")
+    remote = run(src, tmp_path / "r", "--scheduler", address)
+    assert json.dumps(remote["result"]) == json.dumps(serial["result"])
+    assert set(remote["execution"]["workers"]) <= workers and remote["execution"]["workers"]
+
+
 @pytest.mark.deep
 @pytest.mark.parametrize("where", ["local", "tcp"])
 def test_shipped_filter_sweep_same_on_a_cluster(where, dask_address, tmp_path_factory):

@@ -114,6 +114,7 @@ _KIND_MODULES = (
     "lpdp.scenarios.filters",
     "lpdp.scenarios.composition",
     "lpdp.scenarios.fdp",
+    "lpdp.scenarios.audit",
 )
 
 
