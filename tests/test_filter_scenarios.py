@@ -27,7 +27,8 @@ def test_ldp_telemetry_scenario(tmp_path):
     assert max(replayed.spent().values()) == pytest.approx(res["max_loss_paths"][0][-1])
     assert row["summary"][0].startswith(f"{len(res['stopping_times'])} devices")
     by_filter = res["stopping_times_by_filter"]
-    assert set(by_filter) == {"realisation", "union", "renyi", "concentrated", "additive", "advanced"}
+    assert set(by_filter) == {"realisation", "union", "combined", "renyi", "concentrated", "additive",
+                              "advanced"}
     assert by_filter["realisation"] == res["stopping_times"]
     assert min(by_filter["renyi"]) >= 1 and res["mean_reports"]["union"] > res["mean_reports"]["renyi"]
 
@@ -50,8 +51,8 @@ def test_figure_filter_gaussian_scenario(tmp_path):
     comps = data["result"]["comparisons"]
     assert [c["epsilon"] for c in comps] == [6.0, 10.0]
     for c in comps:
-        assert set(c["curves"]) == {"realisation", "union", "additive", "advanced", "concentrated",
-                                    "renyi", "classical"}
+        assert set(c["curves"]) == {"realisation", "union", "combined", "additive", "advanced",
+                                    "concentrated", "renyi", "classical"}
         for name, mc in c["monte_carlo"].items():
             exact = c["curves"][name]["expected_T"]
             assert abs(mc["expected_T"] - exact) <= 5 * mc["expected_T_stderr"]

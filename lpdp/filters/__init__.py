@@ -21,6 +21,7 @@ from lpdp.filters.baselines import (
     round_epsilon,
     zcdp_rho,
 )
+from lpdp.filters.combined import CombinedFilter
 from lpdp.filters.params import FilterParameters, check_budget, optimal_parameters
 from lpdp.filters.realisation import (
     Filter,
@@ -80,6 +81,7 @@ __all__ = [
     "RealisationFilter",
     "UnionBoundFilter",
     "NaiveBayesianFilter",
+    "CombinedFilter",
     "AuditResult",
     "audit",
     "AdditiveFilter",

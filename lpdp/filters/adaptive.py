@@ -182,8 +182,8 @@ def telemetry(categories: Sequence[str], epsilon: float, delta: float, max_steps
     Examples
     --------
     >>> t = telemetry(["a", "b", "c"], 6.0, 1e-4, 10, devices=3)
-    >>> sorted(t.stops)[:3], len(t.stops["realisation"])
-    (['additive', 'advanced', 'concentrated'], 3)
+    >>> "combined" in t.stops, len(t.stops["realisation"])
+    (True, 3)
     """
     cats = list(categories)
     k, n_max = len(cats), check_int(max_steps, "max_steps")
@@ -206,12 +206,16 @@ def telemetry(categories: Sequence[str], epsilon: float, delta: float, max_steps
                                                            p.theta, pairs)
             continue
         try:
-            proto = build_filter(kind.name, g, epsilon, delta, n_max, pairs)
-            proto.ask(rr, report)  # can it charge every round of the policy?
+            proto = build_filter(kind.name, g, epsilon, delta, n_max, [(1.0, 0.0)])  # tuned on g
+
+            def make(f: Filter = proto) -> Filter:
+                return type(f)(**f.config(), pairs=pairs)
+
+            make().ask(rr, report)  # can it charge every round of the policy?
         except NotApplicableError as exc:
             notes[kind.name] = f"not applicable: {exc}"
             continue
-        filters[kind.name] = (lambda f=proto: type(f)(**f.config(), pairs=pairs))
+        filters[kind.name] = make
     stops: dict[str, list[int]] = {name: [] for name in filters}
     paths: list[list[float]] = []
     transcript: dict[str, Any] = {}

@@ -155,8 +155,12 @@ def _quadrature_pair(rule: StoppingRule, k_own: float, k_rev: float, mu: float,
                      nodes: int) -> tuple[float, float, tuple[float, ...]]:
     """Tail, hockey stick and survival for the ordered pair with thresholds (own, reverse)."""
     n_max, lag, eps = rule.max_steps, rule.lag, rule.epsilon
-    if not rule.first_release:
-        return 0.0, 0.0, (0.0,) * n_max
+    kk = min(rule.min_steps, n_max)
+    zero = np.zeros(1)
+    if not rule.first_release:  # T = min_steps
+        return (float(_tail_after(zero, eps, mu, kk)[0]) if kk else 0.0,
+                float(_hockey_after(zero, eps, mu, kk)[0]) if kk else 0.0,
+                (1.0,) * kk + (0.0,) * (n_max - kk))
     if k_own == k_rev == math.inf:  # no threshold: T = N, and S_N ~ N(N μ²/2, N μ²) in closed form
         zero = np.zeros(1)
         return (float(_tail_after(zero, eps, mu, n_max)[0]), float(_hockey_after(zero, eps, mu, n_max)[0]),
@@ -184,13 +188,15 @@ def _quadrature_pair(rule: StoppingRule, k_own: float, k_rev: float, mu: float,
     dens = [np.empty(0), phi(x) * in0]
     for _ in range(2, n_max):
         dens.append(kern @ (w * dens[-1]))
-    zero = np.zeros(1)
     totals = [0.0, 0.0]
     survival = []
     for t in range(1, n_max + 1):
         j = t - 1 - lag
         last = t == n_max
-        survival.append(1.0 if j < 0 else float(in0) if j == 0 else float(np.dot(w, dens[j])))
+        survival.append(1.0 if j < 0 or t <= kk else float(in0) if j == 0 else
+                        float(np.dot(w, dens[j])))
+        if t <= kk:  # T = max(T1, kk): the stops of T1 up to kk are counted at kk below
+            continue
         for k, h in enumerate((_tail_after, _hockey_after)):
             if j < 0:  # lag 1, t = 1: S_0 decides, S_1 is final
                 totals[k] += float(last or not in0) * float(h(zero, eps, mu, lag)[0])
@@ -200,6 +206,12 @@ def _quadrature_pair(rule: StoppingRule, k_own: float, k_rev: float, mu: float,
             else:
                 g = h(x, eps, mu, lag + 1) if last else out_expect(x, h, lag)
                 totals[k] += float(np.dot(w * dens[j], g))
+    if kk:  # E[h(S_kk); T1 <= kk] = E[h(S_kk)] - E[h(S_kk); S_0 .. S_{kk-lag} within]
+        jj = kk - lag
+        for k, h in enumerate((_tail_after, _hockey_after)):
+            going = (0.0 if kk == n_max else float(in0) * float(h(zero, eps, mu, kk)[0]) if jj == 0
+                     else float(np.dot(w * dens[jj], h(x, eps, mu, lag))))
+            totals[k] += max(0.0, float(h(zero, eps, mu, kk)[0]) - going)
     return totals[0], totals[1], tuple(survival)
 
 
@@ -242,24 +254,41 @@ def _exact_finite(rule: StoppingRule, mechanism: FiniteMechanism, request: Reque
         uniq, inv = np.unique(new, axis=0, return_inverse=True)
         return uniq, np.bincount(inv.reshape(-1), weights=newp, minlength=uniq.shape[0])
 
+    # Paths whose threshold rule has stopped before min_steps go on ("zombies") until T = min_steps.
+    kk = min(rule.min_steps, n_max)
+    zc = np.zeros((1 if not rule.first_release and kk >= 1 else 0, k), dtype=np.int64)
+    zm = np.ones(zc.shape[0])
+
+    def finish(c: np.ndarray, pm: np.ndarray) -> None:
+        final_counts.append(c)
+        final_probs.append(pm)
+
     for j in range(n_max):
         alive = rule.alive(losses(counts)) if counts.shape[0] else np.zeros(0, bool)
         if rule.lag == 0:
-            final_counts.append(counts[~alive])
-            final_probs.append(mass[~alive])
+            if j < kk:
+                zc, zm = np.concatenate([zc, counts[~alive]]), np.concatenate([zm, mass[~alive]])
+            else:
+                finish(counts[~alive], mass[~alive])
             counts, mass = counts[alive], mass[alive]
-            survival[j] = mass.sum()
+            survival[j] = mass.sum() + zm.sum()
             counts, mass = expand(counts, mass)
+            zc, zm = expand(zc, zm)
             if j + 1 == n_max:
-                final_counts.append(counts)
-                final_probs.append(mass)
+                finish(counts, mass)
         else:
-            survival[j] = mass.sum()
+            survival[j] = mass.sum() + zm.sum()
             go = alive & (j + 1 < n_max)
             c_stop, m_stop = expand(counts[~go], mass[~go])
-            final_counts.append(c_stop)
-            final_probs.append(m_stop)
+            zc, zm = expand(zc, zm)
+            if j + 1 < kk:
+                zc, zm = np.concatenate([zc, c_stop]), np.concatenate([zm, m_stop])
+            else:
+                finish(c_stop, m_stop)
             counts, mass = expand(counts[go], mass[go])
+        if j + 1 == kk:
+            finish(zc, zm)
+            zc, zm = zc[:0], zm[:0]
     fc = np.concatenate(final_counts) if final_counts else np.zeros((0, k), dtype=np.int64)
     return losses(fc), np.concatenate(final_probs), survival
 
@@ -276,8 +305,6 @@ def _simulate(rule: StoppingRule, mechanism: Mechanism, request: Request | None,
     thresholds = rule.thresholds
     t_out = np.zeros(trajectories, dtype=np.int64)
     final = np.zeros((trajectories, p))
-    if not rule.first_release:
-        return t_out, final
 
     def draw(s: np.ndarray) -> np.ndarray:
         """``s`` plus one increment, in place (callers pass arrays they own)."""
@@ -288,26 +315,35 @@ def _simulate(rule: StoppingRule, mechanism: Mechanism, request: Request | None,
         return s
 
     finite_losses = isinstance(mechanism, GaussianMechanism)
-    s = np.zeros((p, trajectories))  # S_j of the running trajectories, one row per ordered pair
-    idx = np.arange(trajectories)
-    # within(s, thresholds) with the tie slack folded into the bounds once
-    bound = [float(th) + (LOSS_TIE_TOL * max(1.0, abs(th)) if math.isfinite(th) else 0.0)
-             for th in thresholds]
-    for j in range(n_max - rule.lag):  # T >= t iff S_0 .. S_{t-1-lag} are all within
-        ok = s[0] <= bound[0]
-        for k in range(1, p):
-            ok &= s[k] <= bound[k]
-        if ok.all():
+    if rule.first_release:
+        s = np.zeros((p, trajectories))  # S_j of the running trajectories, one row per ordered pair
+        idx = np.arange(trajectories)
+        # within(s, thresholds) with the tie slack folded into the bounds once
+        bound = [float(th) + (LOSS_TIE_TOL * max(1.0, abs(th)) if math.isfinite(th) else 0.0)
+                 for th in thresholds]
+        for j in range(n_max - rule.lag):  # T >= t iff S_0 .. S_{t-1-lag} are all within
+            ok = s[0] <= bound[0]
+            for k in range(1, p):
+                ok &= s[k] <= bound[k]
+            if ok.all():
+                s = draw(s)
+                continue
+            stop = idx[~ok]
+            t_out[stop] = j + rule.lag
+            final[stop] = (s[:, ~ok] if rule.lag == 0 else draw(s[:, ~ok])).T
+            s, idx = draw(s[:, ok]), idx[ok]
+        if rule.lag:
             s = draw(s)
-            continue
-        stop = idx[~ok]
-        t_out[stop] = j + rule.lag
-        final[stop] = (s[:, ~ok] if rule.lag == 0 else draw(s[:, ~ok])).T
-        s, idx = draw(s[:, ok]), idx[ok]
-    if rule.lag:
-        s = draw(s)
-    t_out[idx] = n_max
-    final[idx] = s.T
+        t_out[idx] = n_max
+        final[idx] = s.T
+    # T = max(T, min_steps): trajectories stopped earlier run on to min_steps
+    short = np.flatnonzero(t_out < min(rule.min_steps, n_max))
+    if short.size:
+        s, t = np.ascontiguousarray(final[short].T), t_out[short]
+        while (need := t < min(rule.min_steps, n_max)).any():
+            s[:, need] = draw(s[:, need])
+            t = t + need
+        final[short], t_out[short] = s.T, t
     return t_out, final
 
 
@@ -396,8 +432,11 @@ def rule_audit(rule: StoppingRule, mechanism: Mechanism, request: Request | None
             method = "monte-carlo"
             _check_cost(rule, mechanism, request, method, trajectories)
     if method == "exact":
+        dps: dict[Hashable, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         for i, (a, _) in enumerate(rule.pairs):
-            loss, probs, surv = _exact_finite(rule, mechanism, request, a)
+            if a not in dps:  # one dynamic programme per database: it gives every pair's loss
+                dps[a] = _exact_finite(rule, mechanism, request, a)
+            loss, probs, surv = dps[a]
             out.append(PairAudit(rule.pairs[i], math.fsum(probs[_over(eps, loss[:, i])]),
                                  math.fsum(probs * _hockey(eps, loss[:, i])), tuple(surv.tolist())))
     elif method == "monte-carlo":

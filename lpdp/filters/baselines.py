@@ -18,6 +18,7 @@ O(log k) steps, without any cap on k.
 
 from __future__ import annotations
 
+import functools
 import math
 from abc import abstractmethod
 from collections.abc import Callable, Hashable, Sequence
@@ -115,9 +116,15 @@ def default_pairs(mechanism: Mechanism) -> tuple[tuple[Hashable, Hashable], ...]
 def _pair_regions(mechanism: FiniteMechanism,
                   inputs: Sequence[tuple[Any, Any]] | None) -> list[PrivacyRegion]:
     """The distinct exact regions of every ordered input pair (a region mechanism's own pair keeps its
-    exact log masses)."""
+    exact log masses); cached per mechanism and inputs."""
+    return _cached_regions(mechanism, tuple(map(tuple, inputs or default_pairs(mechanism))))
+
+
+@functools.lru_cache(maxsize=64)
+def _cached_regions(mechanism: FiniteMechanism,
+                    inputs: tuple[tuple[Any, Any], ...]) -> list[PrivacyRegion]:
     seen: dict[tuple[bytes, bytes, float], PrivacyRegion] = {}
-    for a, b in inputs or default_pairs(mechanism):
+    for a, b in inputs:
         for v, w in ((a, b), (b, a)):
             if isinstance(mechanism, RegionMechanism) and (v, w) == (0, 1):
                 r = mechanism.region()

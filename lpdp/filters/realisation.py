@@ -86,8 +86,9 @@ class StoppingRule:
 
     ``T >= t`` (1 <= t <= N) iff ``first_release`` and the running losses ``S_j`` of every ordered
     pair satisfy ``S_j <= threshold`` for ``j = 0 .. t-1-lag``. The realisation-level filter has
-    ``lag = 1`` (its decision at step i uses ``l^{(i-1)}`` for step i+1, spec filter.md §3, Prop. 1);
-    one-step filters have ``lag = 0``.
+    ``lag = 1`` (its decision at step i uses ``l^{(i-1)}`` for step i+1, Prop. 1 of the filter paper);
+    one-step filters have ``lag = 0``. With ``min_steps = k`` the stopping time is ``max(T, k)``
+    (the combined filter: at least the k rounds of its Rényi part).
     """
 
     epsilon: float
@@ -96,6 +97,7 @@ class StoppingRule:
     first_release: bool
     thresholds: tuple[float, ...]
     lag: int
+    min_steps: int = 0
 
     def alive(self, losses: Any) -> Any:
         """Whether every ordered pair is within its threshold (``losses`` has the pairs last)."""

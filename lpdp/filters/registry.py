@@ -16,6 +16,7 @@ from typing import Literal
 
 from lpdp.errors import ParameterError
 from lpdp.filters.baselines import BEST
+from lpdp.filters.combined import combined_for_iid
 from lpdp.filters.params import optimal_parameters
 from lpdp.filters.realisation import Filter, RealisationFilter, UnionBoundFilter
 from lpdp.mechanisms import Mechanism, mechanism_from_dict
@@ -105,6 +106,8 @@ def _mechanism_level(name: str) -> Callable[[Mechanism, float, float, int, Pairs
 register_filter(FilterKind("realisation", "realisation-level (paper)", "realisation", _realisation))
 register_filter(FilterKind("union", "union bound (lpdp)", "realisation",
                            lambda m, e, d, n, p: UnionBoundFilter(e, d, n, p)))
+register_filter(FilterKind("combined", "realisation-level + Rényi (lpdp)", "realisation",
+                           combined_for_iid))
 for _name, _label in (("renyi", "Rényi (best order)"), ("concentrated", "concentrated (zCDP)"),
                       ("additive", "additive (best split)"), ("advanced", "advanced (Rogers et al.)")):
     register_filter(FilterKind(_name, _label, "mechanism", _mechanism_level(_name)))
