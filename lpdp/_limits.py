@@ -146,7 +146,7 @@ def _fmt_seconds(s: float) -> str:
 
 
 def check_budget(what: str, *, memory_bytes: float = 0.0, seconds: float = 0.0,
-                 memory_gb: float | None = None, max_seconds: float | None = None) -> None:
+                 memory_gb: float | None = None, max_seconds: float | None = None, hint: str = "") -> None:
     """Refuse a computation whose estimated peak memory or time exceeds the budget.
 
     Parameters
@@ -159,6 +159,8 @@ def check_budget(what: str, *, memory_bytes: float = 0.0, seconds: float = 0.0,
         estimates (an overflowing product of sizes) are refused.
     memory_gb, max_seconds : float, optional
         Per-call budgets, overriding :func:`budget` and the environment.
+    hint : str, optional
+        A cheaper way to ask, appended to the message (e.g. ``"pass step= (a common lattice step)"``).
 
     Raises
     ------
@@ -170,11 +172,12 @@ def check_budget(what: str, *, memory_bytes: float = 0.0, seconds: float = 0.0,
     if not need <= limit:
         shown = _fmt_bytes(need) if math.isfinite(need) else "an unbounded amount"
         raise ParameterError(f"{what} needs ~{shown} of memory; the limit is {_fmt_bytes(limit)} (raise it "
-                             f"with the environment variable {ENV_MEMORY} or the option memory_gb)")
+                             f"with the environment variable {ENV_MEMORY} or the option memory_gb)"
+                             + (f"; or {hint}" if hint else ""))
     t_limit = time_limit_seconds(max_seconds)
     t = float(seconds)
     if not t <= t_limit:
         shown = _fmt_seconds(t) if math.isfinite(t) else "unbounded time"
         raise ParameterError(f"{what} needs ~{shown} of computation; the limit is {_fmt_seconds(t_limit)} "
                              f"(raise it with the environment variable {ENV_SECONDS} or the option "
-                             f"max_seconds)")
+                             f"max_seconds)" + (f"; or {hint}" if hint else ""))

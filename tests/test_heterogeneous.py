@@ -191,3 +191,37 @@ def test_integer_levels_and_tolerance_merge_agree():
     assert len(binned) == len(snapped) == len(set((2 * n1 + n2).tolist()))
     np.testing.assert_array_equal(binned.losses, snapped.losses)
     np.testing.assert_allclose(binned.log_p, snapped.log_p, rtol=1e-14)
+
+
+def test_delta_at_a_computed_top_loss_never_rounds_to_zero():
+    """Losses are those of the given doubles, rounded outwards: δ at the float top loss stays > 0."""
+    from fractions import Fraction
+
+    import mpmath as mp
+
+    counts = {0.6: 3, 0.3: 1, 0.2: 6}
+    r = heterogeneous(counts)
+    exact_top = sum(Fraction(e) * x for e, x in counts.items())       # 3.29999999999999998890...
+    assert Fraction(3.3) < exact_top
+    with mp.workdps(40):
+        p_top = mp.fprod((mp.e ** mp.mpf(e) / (1 + mp.e ** mp.mpf(e))) ** x for e, x in counts.items())
+        want = p_top * -mp.expm1(mp.mpf(Fraction(3.3).numerator) / Fraction(3.3).denominator
+                                 - mp.mpf(exact_top.numerator) / exact_top.denominator)
+    got = r.delta(3.3)                       # used to be 0.0 (top loss rounded down to the double 3.3)
+    assert float(want) > 0 and got >= float(want)
+    assert max(r.losses) >= float(exact_top) and Fraction(float(max(r.losses))) >= exact_top
+
+
+@given(st.lists(st.floats(0.01, 5.0), min_size=1, max_size=4),
+       st.lists(st.integers(-3000, 3000), min_size=4, max_size=4))
+def test_lattice_loss_is_the_exact_sum_rounded_outwards(eps, counts):
+    from fractions import Fraction
+
+    from lpdp.compose._levels import lattice_loss
+
+    counts = counts[:len(eps)]
+    got = float(lattice_loss(eps, [np.array(c) for c in counts]))
+    exact = sum(Fraction(e) * c for e, c in zip(eps, counts, strict=True))
+    assert abs(Fraction(got)) >= abs(exact)
+    assert got == 0 or abs(Fraction(float(np.nextafter(got, 0.0)))) < abs(exact)   # the nearest outward
+    assert float(lattice_loss(eps, [-np.array(c) for c in counts])) == -got

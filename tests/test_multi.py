@@ -137,3 +137,34 @@ def test_extreme_dynamic_range_levels_and_fallback(eps, k):
     np.testing.assert_allclose(got.log_delta(grid), want.log_delta(grid), rtol=1e-11, atol=1e-13)
     assert_regions_equal(multi([(eps, 0.0)], k, step=eps), homogeneous(eps, 0.0, k), rtol=1e-10,
                          boundary_atol=1e-10, eps=grid)
+
+
+@pytest.mark.parametrize("step, match", [
+    (1e-300, r"step=1e-300: too small for the largest loss 1.0"),
+    (1e-100, r"step=1e-100: too small"),
+    (1e-20, r"step=1e-20: too small"),
+    (1e-12, r"needs ~.* of memory; .*LPDP_MAX_MEMORY_GB.*use a larger step"),
+])
+def test_tiny_step_is_refused_before_casting(step, match):
+    # step=1e-300 used to answer δ(0) = δ(1) = 0 (int64 overflow of L/step); truth 0.5685, 0.3443.
+    cons = [(1.0, 0.0), (0.5, 0.1), (0.2, 0.3)]
+    with pytest.raises(ParameterError, match=match):
+        multi(cons, 5, step=step)
+
+
+def test_tiny_step_in_fdp_is_a_parameter_error():
+    from lpdp.fdp import bracket
+    from lpdp.tradeoff import gaussian
+
+    with pytest.raises(ParameterError, match="step=1e-100"):
+        bracket(gaussian(1.0), 3, 2, step=1e-100)
+
+
+def test_lattice_over_the_memory_budget_is_refused_at_once():
+    from lpdp._limits import budget
+
+    cons = [(1.0, 0.0), (0.5, 0.1), (0.2, 0.3)]
+    with budget(memory_gb=1e-4), pytest.raises(ParameterError, match=r"exact lattice of 50 mechanisms"):
+        multi(cons, 50)
+    with budget(seconds=1e-3), pytest.raises(ParameterError, match=r"of computation"):
+        multi(cons, 50, step=0.1)

@@ -31,20 +31,15 @@ _LEVELS = 16
 _GATHER_COST = 20
 #: Deeper levels need every atom weight above ``e^-690`` (their proof of no lost terms uses it).
 _LOG_WEIGHT_FLOOR = -690.0
-#: Refuse boxes larger than this many cells (memory ~ 17 bytes per cell).
-MAX_CELLS = 60_000_000
 
 
 def convolve(steps: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
     """Convolution of finite measures on ``Z^D`` given as ``(keys (m, D) int, log_mass (m,))`` pairs.
 
     Returns the reachable keys ``(N, D)`` and their log masses (``-inf`` never appears among them unless
-    an input mass is zero).
+    an input mass is zero). The caller checks the box against the budget first (:mod:`lpdp._limits`).
     """
     dim = steps[0][0].shape[1]
-    span = 1 + sum(np.ptp(np.asarray(k).reshape(-1, dim), axis=0) for k, _ in steps)
-    if np.prod(span, dtype=float) > MAX_CELLS:
-        raise MemoryError(f"lattice box {tuple(int(s) for s in span)} exceeds {MAX_CELLS} cells")
     lo = np.zeros(dim, dtype=np.int64)
     cur = np.zeros((1,) * dim)          # log mass 0 at the origin: the empty composition
     reach = np.ones((1,) * dim, dtype=bool)

@@ -2,8 +2,9 @@
 
 Every composition of randomised responses (Theorems 1–3, spec §4–§5) is a lattice: an outcome is summarised
 by integer counts ``n_j`` (agreeing minus disagreeing coordinates of level ``j``) and has loss
-``L = Σ_j ε_j n_j``. :func:`lattice_loss` computes that sum in one fixed order, so the same key always gives
-the same float and every route (mixture, closed form, lattice) sees identical losses. Different keys whose
+``L = Σ_j ε_j n_j``. :func:`lattice_loss` computes that sum exactly and rounds it away from zero (losses
+are those of the given doubles, never understated), so the same key always gives the same float and every
+route (mixture, closed form, lattice) sees identical losses. Different keys whose
 losses are mathematically equal (``ε1/ε2`` rational, e.g. Figure 2's ``ε1 = 2 ε2``) can still differ in the
 last bits; :func:`region_from_atoms` merges them onto the largest of their computed losses, which can only
 increase δ(ε) (by at most ``mass * tolerance``), either by integer level (:func:`commensurate_units`, no
@@ -24,12 +25,51 @@ from lpdp.region import PrivacyRegion
 MERGE_ULPS = 64
 
 
+def _two_sum(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``a + b = s + e`` exactly (Knuth's TwoSum)."""
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+def _two_prod(a: float, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``a b = p + e`` exactly (Dekker's product; ``b`` holds integers below 2^26, exact in one half)."""
+    p = a * b
+    a_hi = (_SPLIT * a) - ((_SPLIT * a) - a)
+    a_lo = a - a_hi
+    b_hi = (_SPLIT * b) - ((_SPLIT * b) - b)
+    b_lo = b - b_hi
+    return p, ((a_hi * b_hi - p) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo
+
+
+#: Dekker's splitting constant ``2^27 + 1``.
+_SPLIT = 134217729.0
+
+
 def lattice_loss(epsilons: Sequence[float], counts: Sequence[np.ndarray]) -> np.ndarray:
-    """``Σ_j ε_j n_j`` (broadcast over the count arrays), always summed in the order given."""
-    total = epsilons[0] * np.asarray(counts[0], dtype=float)
-    for e, n in zip(epsilons[1:], counts[1:], strict=True):
-        total = total + e * np.asarray(n, dtype=float)
-    return total
+    """``Σ_j ε_j n_j`` (broadcast over the count arrays), rounded *away from zero*.
+
+    The convention: the loss of a lattice point is the exact real ``Σ_j ε_j n_j`` of the given doubles
+    ``ε_j``, rounded outwards to a double, so ``|L|`` is never below the truth and ``δ(ε)`` at a computed
+    top loss never falls to 0 by rounding (rounding ``|L|`` up with ``p`` kept only increases the hockey-stick
+    divergence in both directions). Products and sums are carried error-free (Dekker, TwoSum) to about
+    2^-106 relative; the result does not depend on the order of the terms, and ``L(-n) = -L(n)`` exactly.
+    """
+    hi = lo = None
+    for e, n in zip(epsilons, counts, strict=True):
+        p, err = _two_prod(float(e), np.asarray(n, dtype=float))
+        if hi is None:
+            hi, lo = p, err
+        else:
+            hi, t = _two_sum(hi, p)
+            lo = lo + t + err
+    assert hi is not None and lo is not None
+    total, rest = _two_sum(hi, lo)
+    with np.errstate(invalid="ignore"):
+        outward = (rest != 0) & (np.sign(rest) == np.sign(total)) | ((total == 0) & (rest != 0))
+    if not np.any(outward):
+        return total
+    return np.where(outward, np.nextafter(total, np.where(rest > 0, np.inf, -np.inf)), total)
 
 
 def merge_tolerance(max_abs_loss: float) -> float:

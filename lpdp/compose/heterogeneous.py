@@ -51,6 +51,8 @@ def heterogeneous(counts: Mapping[float, int]) -> PrivacyRegion:
         The exact region; its :meth:`~PrivacyRegion.profile` is Algorithm 1's list of ``(ε_i, δ_i)``.
         Masses are exact in log space (counts of several thousand, δ down to 1e-300); losses of different
         lattice points that agree to rounding (rational ratios of the ε) are merged onto the larger one.
+        Losses are those of the given doubles ``ε`` (the exact ``Σ ε_j n_j``), rounded away from zero, so
+        ``δ`` at a computed top loss is never rounded to 0 and never understated.
 
     Examples
     --------

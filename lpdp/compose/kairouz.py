@@ -16,6 +16,7 @@ import numpy as np
 
 from lpdp._numerics import log_binom_pmf, log_softplus
 from lpdp._validate import check_delta, check_epsilon, check_int
+from lpdp.compose._levels import lattice_loss
 from lpdp.region import PrivacyRegion, check_normalised
 
 __all__ = ["homogeneous", "kairouz_profile"]
@@ -55,7 +56,7 @@ def homogeneous(epsilon: float, delta: float, k: int) -> PrivacyRegion:
     # i disagreeing coordinates: a Binomial(k, 1/(1+e^ε)) count under P, Binomial(k, e^ε/(1+e^ε)) under Q.
     log_rest = k * math.log1p(-dlt)
     log_p = log_rest + log_binom_pmf(k, i, -float(log_softplus(eps)), -float(log_softplus(-eps)))
-    loss = (k - 2 * i) * eps
+    loss = lattice_loss([eps], [k - 2 * i])     # the exact (k - 2i) ε, rounded away from zero
     log_inf = math.log(-math.expm1(log_rest)) if dlt > 0 else -math.inf
     region = PrivacyRegion.from_log_masses(loss, log_p, log_p[::-1], log_p_inf=log_inf, log_q_ninf=log_inf,
                                            check_total=False)

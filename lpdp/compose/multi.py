@@ -24,9 +24,10 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from lpdp._limits import check_budget, seconds_for
 from lpdp._numerics import log1mexp
 from lpdp._validate import check_int, check_positive
-from lpdp.compose._convolve import MAX_CELLS, convolve
+from lpdp.compose._convolve import convolve
 from lpdp.compose._levels import lattice_loss, merge_tolerance, region_from_atoms
 from lpdp.errors import ParameterError
 from lpdp.region import PrivacyRegion
@@ -35,6 +36,10 @@ __all__ = ["multi", "compose_regions"]
 
 #: A loss counts as a multiple of ``step`` when ``|L/step - round(L/step)|`` is below this.
 STEP_TOL = 1e-9
+#: Largest loss in units of ``step``: integer keys stay exact doubles (and int64) below 2^52.
+MAX_STEP_UNITS = float(2**52)
+#: Peak bytes per lattice cell of :func:`lpdp.compose._convolve.convolve` (float and bool box arrays).
+_BYTES_PER_CELL = 60
 
 
 def multi(constraints: Iterable[tuple[float, float]], k: int, *, step: float | None = None
@@ -107,18 +112,18 @@ def compose_regions(parts: Sequence[tuple[PrivacyRegion, int]], *, step: float |
             counts.append(count)
     if not regions:
         raise ParameterError("parts: every count is 0; at least one mechanism is needed")
-    if step is not None:
-        step = check_positive(step, "step")
     levels = np.unique(np.concatenate([np.abs(r.losses) for r in regions]))
     levels = levels[levels > 0]
+    if step is not None:
+        step = check_positive(step, "step")
+        top = float(levels.max(initial=0.0))
+        if not top / step <= MAX_STEP_UNITS:
+            raise ParameterError(f"step={step!r}: too small for the largest loss {top!r} ({top / step:.3g} "
+                                 f"steps; at most 2^52, and every loss must be a multiple of the step)")
     keyed = [_keys(r, levels, step) for r in regions]
+    _check_cost(keyed, counts, step)
     steps = [kw for kw, c in zip(keyed, counts, strict=True) for _ in range(c)]
-    try:
-        keys, log_p = convolve(steps)
-    except MemoryError:
-        raise ParameterError(f"the exact lattice for {levels.size} unrelated levels and {sum(counts)} "
-                             f"mechanisms exceeds {MAX_CELLS} cells: pass step= (a common lattice step)"
-                             ) from None
+    keys, log_p = convolve(steps)
     log_rest = sum(c * float(log1mexp(r.log_p_inf)) for r, c in zip(regions, counts, strict=True))
     log_inf = float(log1mexp(log_rest)) if log_rest < 0 else -math.inf
     if step is None:
@@ -127,6 +132,22 @@ def compose_regions(parts: Sequence[tuple[PrivacyRegion, int]], *, step: float |
     else:
         loss, tol = keys[:, 0] * step, 0.0
     return region_from_atoms(loss, log_p, log_p_inf=log_inf, tol=tol)
+
+
+def _check_cost(keyed: list[tuple[np.ndarray, np.ndarray]], counts: list[int], step: float | None
+                ) -> None:
+    """Refuse, before allocating, a lattice over the memory or time budget (:mod:`lpdp._limits`)."""
+    span = 1.0 + sum(c * np.ptp(k, axis=0).astype(float) for (k, _), c in zip(keyed, counts, strict=True))
+    cells = float(np.prod(span))
+    atoms = max(k.shape[0] for k, _ in keyed)
+    total = sum(counts)
+    what = (f"the exact lattice of {total} mechanisms on " +
+            (f"step {step!r}" if step is not None else f"{span.size} unrelated levels") +
+            f" ({cells:.3g} cells)")
+    # ~7 arrays of the box (float and bool) per step; each step passes over the box once per atom,
+    # and the box grows linearly from empty to full: about half the final box on average.
+    check_budget(what, memory_bytes=_BYTES_PER_CELL * cells, seconds=seconds_for(total * atoms * cells / 2),
+                 hint="use a larger step" if step is not None else "pass step= (a common lattice step)")
 
 
 def _mirrored(region: PrivacyRegion) -> bool:
