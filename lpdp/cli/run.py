@@ -16,13 +16,11 @@ from lpdp.errors import ScenarioError
 
 
 def _default_root() -> Path:
+    """``./scenarios`` when there is one, else the default scenarios shipped with lpdp."""
+    from lpdp.scenarios import shipped_root
+
     here = Path("scenarios")
-    if here.is_dir():
-        return here
-    shipped = Path(__file__).resolve().parents[2] / "scenarios"
-    if shipped.is_dir():
-        return shipped
-    raise ScenarioError("no ./scenarios folder here and none shipped with lpdp: name scenario files")
+    return here if here.is_dir() else shipped_root()
 
 
 def _handle(args: argparse.Namespace) -> int:

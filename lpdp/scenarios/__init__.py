@@ -197,6 +197,31 @@ def run_file(path: str | Path, out_dir: str | Path, *, scheduler: str | None = N
                     progress=progress)[0]
 
 
+def shipped_root() -> Path:
+    """The folder of the default scenario files shipped with lpdp.
+
+    In an installed wheel they are package data (``lpdp/_default_scenarios``, read with
+    :mod:`importlib.resources`); in a source checkout they are its top-level ``scenarios/`` folder (the one
+    home of the files: the wheel's copy is made from it at build time).
+
+    Examples
+    --------
+    >>> from lpdp.scenarios import shipped_root
+    >>> (shipped_root() / "figure1_mixture.toml").is_file()
+    True
+    """
+    import importlib.resources
+
+    packaged = Path(str(importlib.resources.files("lpdp") / "_default_scenarios"))
+    if packaged.is_dir():
+        return packaged
+    checkout = Path(__file__).resolve().parents[2] / "scenarios"
+    if checkout.is_dir():
+        return checkout
+    raise ScenarioError("the default scenarios are missing from this installation of lpdp: reinstall it, "
+                        "or name scenario files")
+
+
 def default_files(root: str | Path = "scenarios") -> list[Path]:
     """Scenario files in ``root`` whose ``default`` key is not false, sorted by name."""
     files = []
