@@ -1,9 +1,9 @@
-"""f-DP composition bracketed by multiple DP constraints (paper Section IV, spec composition.md §6–§7).
+"""f-DP composition bracketed by multiple DP constraints (paper Section IV; n constraints: docs/fdp.md).
 
 A symmetric trade-off function ``f`` is approximated by the region of n (ε_j, δ_j) constraints
 
 * **from below** (Proposition 1 for n = 2): ``f⁻ = max_j f_{ε_j,δ_j} <= f`` with the largest area. Every
-  f-DP mechanism satisfies these constraints, so the composition of ``f⁻`` (spec §5, §7) is a valid
+  f-DP mechanism satisfies these constraints, so the composition of ``f⁻`` (Thms 2-3; docs/fdp.md) is a valid
   privacy guarantee for the composition of f: ``δ⁻(ε) >= δ_f(ε)``.
 * **from above** (Proposition 2 for n = 2): ``f⁺ >= f`` with the least area; its composition is an
   attack bound: ``δ⁺(ε) <= δ_f(ε)``.
@@ -12,7 +12,7 @@ Since ``f⁻ <= f <= f⁺`` the regions nest the other way: ``R_k(f⁺) ⊆ R(f^
 
 How the points are chosen (proven optimality conditions, solved numerically):
 
-* From below the lines are tangents of f. In the normal rotation (spec §6) the area of ``f⁻`` is
+* From below the lines are tangents of f. In the normal rotation (Sec. IV) the area of ``f⁻`` is
   ``∫ E(u) du`` with ``E`` the upper envelope of the tangents ``v = g(u_j) + g'(u_j)(u - u_j)`` *and of the
   boundary line* ``v = -u`` (the edge ``bI = 0``). Its derivative in ``u_j`` is
   ``g''(u_j) ∫_{I_j} (u - u_j) du`` over the interval ``I_j`` where tangent j is on top, so at the optimum
@@ -245,7 +245,7 @@ def bracket_mixed(parts: Sequence[tuple[TradeoffFunction, int]], constraints: in
     """Bracket the composition of mechanisms with *different* trade-off functions (heterogeneous f-DP).
 
     Each ``f`` is approximated from both sides with n constraints and the regions are composed together
-    by the exact lattice engine (:func:`lpdp.compose.multi.compose_regions`, spec §7). With ``step=None``
+    by the exact lattice engine (:func:`lpdp.compose.multi.compose_regions`, docs/fdp.md). With ``step=None``
     the lattice is exact in every distinct level (cost grows like ``k^levels``); pass a ``step`` to put
     all ε_j on one lattice (1-D, fast). ``exact`` is ``None``.
 

@@ -18,7 +18,7 @@ function).
 A privacy filter (:mod:`lpdp.filters`) sees the same objects through their one-step loss laws.
 
 A filter needs, for an ordered neighbouring pair ``(x, x')`` and a request, the law of the output and the
-law of the one-step privacy loss ``L = log P_x(Y) / P_x'(Y)`` with ``Y ~ P_x`` (spec filter.md §1). A
+law of the one-step privacy loss ``L = log P_x(Y) / P_x'(Y)`` with ``Y ~ P_x`` (filter paper, Sec. II). A
 request maps each database of the filter's (finite) domain to the mechanism's *input*; the mechanism
 only sees inputs. Every mechanism gives
 
@@ -26,7 +26,7 @@ only sees inputs. Every mechanism gives
 * ``log_density(y, value)``: ``log P_value(y)`` (vectorised over ``y``);
 * ``loss_tail(c, value, other)``: ``P(L > c)``;
 * ``loss_quantile(a, value, other)``: the exact generalised inverse ``u(a) = inf{c : P(L > c) <= a}``
-  (spec filter.md §3, Prop. 1), never an interpolated quantile.
+  (filter paper, Alg. 1, Prop. 1), never an interpolated quantile.
 
 History dependence is carried by the (mechanism, request) the analyst submits at each step: the law of
 ``y_i`` given the past is the mechanism submitted for step ``i``. Finite mechanisms built from a region
@@ -216,7 +216,7 @@ class GaussianMechanism(Mechanism):
     """``Y = value + N(0, sigma²)``; the loss for inputs at distance ``d`` is ``N(μ²/2, μ²)``, ``μ = d/σ``.
 
     ``sensitivity`` bounds ``|value - other|`` over the filter's pairs (checked); it is what the
-    mechanism-level baselines charge (spec filter.md §2), while the realisation-level filter uses the
+    mechanism-level baselines charge (filter paper, Sec. II-A), while the realisation-level filter uses the
     actual distance.
 
     Examples
@@ -619,7 +619,7 @@ def randomized_response(categories: int, epsilon: float) -> FiniteMechanism:
 
 
 def binary_erasure(p: float) -> FiniteMechanism:
-    """Binary erasure (spec filter.md §4): ``Y = X`` with probability ``p``, else the symbol ``"?"``.
+    """Binary erasure (filter paper, Sec. II-B): ``Y = X`` with probability ``p``, else the symbol ``"?"``.
 
     Examples
     --------

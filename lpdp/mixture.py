@@ -1,4 +1,4 @@
-"""Mixtures of tests: weighted Minkowski sums of regions (spec composition.md §2, Lemma 1, Cor. 1).
+"""Mixtures of tests: weighted Minkowski sums of regions (Lemma 1, Lemma 1, Cor. 1).
 
 If a test is chosen at random (index observed, independent of the hypothesis), the region of the mixture is
 ``Σ_i α_i F_i``. In edge form this is the union of the weighted edge multisets, merged by slope: the

@@ -1,4 +1,4 @@
-"""`PrivacyRegion`: the exact privacy region of a finite dominating pair (spec composition.md §1).
+"""`PrivacyRegion`: the exact privacy region of a finite dominating pair (Sec. II-B).
 
 A region is the set ``{(bI, bII) : f(bI) <= bII <= 1 - bI}`` of a trade-off function ``f``. Everything lpdp
 builds from (ε, δ) constraints is a convex polygon, and every such polygon is the region of a finite
@@ -184,7 +184,7 @@ class PrivacyRegion:
 
     @classmethod
     def from_dp(cls, epsilon: float, delta: float) -> PrivacyRegion:
-        """``R(ε, δ)``, the region of ``f_{ε,δ}`` (spec §1); ``R(0, 1)`` is the full triangle.
+        """``R(ε, δ)``, the region of ``f_{ε,δ}`` (Sec. II-B); ``R(0, 1)`` is the full triangle.
 
         Its dominating pair is the (ε, δ) randomised response: P = [δ, (1-δ)e^ε/(1+e^ε),
         (1-δ)/(1+e^ε), 0] and Q its mirror.
@@ -211,7 +211,7 @@ class PrivacyRegion:
 
     @classmethod
     def from_constraints(cls, constraints: Iterable[tuple[float, float]]) -> PrivacyRegion:
-        """``∩_i R(ε_i, δ_i)``: a mechanism that satisfies every constraint at once (spec §1).
+        """``∩_i R(ε_i, δ_i)``: a mechanism that satisfies every constraint at once (Sec. II-B).
 
         Examples
         --------
@@ -478,7 +478,7 @@ class PrivacyRegion:
     def profile(self) -> list[tuple[float, float]]:
         """The tight pairs ``(ε_j, δ(ε_j))``, one per edge with ``ε_j >= 0``, sorted by ε.
 
-        For a symmetric region the region equals ``∩_j R(ε_j, δ_j)`` (spec §1).
+        For a symmetric region the region equals ``∩_j R(ε_j, δ_j)`` (Sec. II-B).
         """
         eps = np.sort(self._loss[self._loss >= 0])
         if eps.size == 0:

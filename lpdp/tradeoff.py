@@ -1,7 +1,7 @@
 """Symmetric trade-off functions for f-DP: Gaussian ``G_μ``, Laplace, and any symmetric convex callable.
 
 A trade-off function ``f(t) = inf {type II error : type I error <= t}`` is convex, continuous and
-non-increasing on [0, 1] with ``f(t) <= 1 - t`` (spec composition.md §1). Section IV of the paper (spec §6)
+non-increasing on [0, 1] with ``f(t) <= 1 - t`` (Sec. II-B). Section IV of the paper (Sec. IV)
 works with *symmetric* ones (``f = f^{-1}``): they have one fixed point ``c = f(c)`` and their graph,
 rotated by π/4 (the *normal rotation*), is an even function ``g`` on ``[z, -z]`` with ``z = -f(0)/√2``.
 
@@ -64,7 +64,7 @@ def _scalar(x: np.ndarray, like: object) -> ArrayLike:
 
 @dataclass(frozen=True, eq=False)
 class TradeoffFunction:
-    """A symmetric (``f = f^{-1}``), convex trade-off function with its derivatives (spec §6).
+    """A symmetric (``f = f^{-1}``), convex trade-off function with its derivatives (Sec. IV).
 
     Build one with :func:`gaussian`, :func:`laplace` or :func:`from_callable`; call it like ``f(t)``.
 
@@ -110,7 +110,7 @@ class TradeoffFunction:
             return self._c
         return float(_bisect_increasing(lambda x: x - self._f(x), np.array([0.0]))[0])
 
-    # ------------------------------------------------------------------ normal rotation (spec §6)
+    # ------------------------------------------------------------------ normal rotation (Sec. IV)
     @property
     def z(self) -> float:
         """Left end ``z = -f(0)/√2`` of the rotated domain ``[z, -z]``."""
@@ -151,7 +151,7 @@ class TradeoffFunction:
         return _scalar(_bisect_increasing(self._df, s), epsilon)
 
     def delta(self, epsilon: ArrayLike) -> ArrayLike:
-        """Tight ``δ_f(ε) = max_t (1 - f(t) - e^ε t)``: ``R(ε, δ_f(ε))`` is the tangent half-plane (spec §1).
+        """Tight ``δ_f(ε) = max_t (1 - f(t) - e^ε t)``: ``R(ε, δ_f(ε))`` is the tangent half-plane.
 
         Closed form for the Gaussian and Laplace. Otherwise the concave ``1 - f(t) - e^ε t`` is maximised by
         ternary search (no derivative needed) and the result rounded up by ``NUMERIC_DELTA_SLACK`` (the
@@ -242,7 +242,7 @@ def gaussian_delta(epsilon: ArrayLike, mu: float) -> ArrayLike:
 
 
 def gaussian(mu: float) -> TradeoffFunction:
-    """``G_μ(t) = Φ(Φ^{-1}(1 - t) - μ)``, the trade-off of N(0,1) vs N(μ,1) (Dong, Roth, Su; spec §6).
+    """``G_μ(t) = Φ(Φ^{-1}(1 - t) - μ)``, the trade-off of N(0,1) vs N(μ,1) (Dong, Roth, Su; Sec. IV).
 
     Its k-fold composition is exactly ``G_{μ√k}``; its fixed point is ``Φ(-μ/2)`` and its profile is
     ``δ(ε) = Φ(-ε/μ + μ/2) - e^ε Φ(-ε/μ - μ/2)``.

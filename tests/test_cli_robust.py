@@ -139,3 +139,25 @@ def test_a_rerun_replaces_outputs_atomically(capsys, tmp_path):
     again = json.loads((out_dir / MANIFEST_NAME).read_text())
     assert again["complete"] and len(again["outputs"]) == len(first["outputs"])
     assert not [p for p in out_dir.iterdir() if p.name.startswith(".")]  # no temporary file left
+
+
+# ---------------------------------------------------------------- text for users cites papers and docs
+INTERNAL = re.compile(r"[Ss]pec ?§|spec/|[Ss]pec (filter|composition)\.md|\b[Ii]ssue #?\d"
+                      r"|README section \(proposed\)")
+
+
+def test_user_facing_text_cites_papers_not_internal_notes(capsys):
+    """Help, errors, docstrings, docs and scenarios cite the papers or docs/, never notes users cannot see."""
+    from lpdp.cli import build_parser
+
+    patterns = ("lpdp/**/*.py", "docs/*.md", "scenarios/*.toml", "README.md")
+    texts = {str(p): p.read_text() for pattern in patterns for p in ROOT.glob(pattern)}
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.choices and "run" in a.choices)
+    for name, cmd in sub.choices.items():
+        texts[f"lpdp {name} --help"] = cmd.format_help()
+        nested = [a for a in cmd._actions if a.choices and isinstance(a.choices, dict)]
+        for a in nested:
+            texts.update({f"lpdp {name} {n} --help": c.format_help() for n, c in a.choices.items()})
+    bad = {where: INTERNAL.search(text).group(0) for where, text in texts.items() if INTERNAL.search(text)}
+    assert not bad

@@ -4,7 +4,7 @@ By default the accountant answers (:class:`lpdp.Accountant`: exactly ``G_{μ√k
 certified lattice engine of :mod:`lpdp.pld` for the Laplace mechanism): ``delta_at`` and ``epsilon_for``
 list ``lower`` (an attack bound) and ``upper`` (a valid guarantee), equal when ``exact``.
 
-With ``--constraints N`` it is the paper's construction (spec §6–§7, :mod:`lpdp.fdp`): ``from_below`` is
+With ``--constraints N`` it is the paper's construction (Sec. IV, :mod:`lpdp.fdp`): ``from_below`` is
 the composition of the approximation from below (its δ is >= the truth: a valid privacy guarantee),
 ``from_above`` that of the approximation from above (its δ is <= the truth), each in the compose JSON
 format; ``exact`` is ``G_{μ√k}`` for the Gaussian (sampled profile and boundary, exact ``delta_at``) and

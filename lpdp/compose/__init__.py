@@ -1,4 +1,4 @@
-"""Exact composition theorems (spec composition.md §3–§5, §7)."""
+"""Exact composition theorems (Kairouz et al.; Thms 2-3; docs/fdp.md)."""
 
 from lpdp.compose.double import METHODS, double_dp, max_k_within, total_variation_eta
 from lpdp.compose.heterogeneous import heterogeneous

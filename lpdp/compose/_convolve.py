@@ -1,4 +1,4 @@
-"""Exact composition engine on an integer lattice (spec composition.md §7, design.md "Composition").
+"""Exact composition engine on an integer lattice (docs/fdp.md, design.md "Composition").
 
 Each mechanism is a finite measure on integer key vectors in ``Z^D`` (its P-masses, in log space); the
 composition of independent mechanisms is the convolution of these measures. The engine keeps a dense

@@ -1,6 +1,6 @@
 """Privacy-loss levels of lattice atoms, turned into exact regions.
 
-Every composition of randomised responses (Theorems 1–3, spec §4–§5) is a lattice: an outcome is summarised
+Every composition of randomised responses (Theorems 1–3) is a lattice: an outcome is summarised
 by integer counts ``n_j`` (agreeing minus disagreeing coordinates of level ``j``) and has loss
 ``L = Σ_j ε_j n_j``. :func:`lattice_loss` computes that sum exactly and rounds it away from zero (losses
 are those of the given doubles, never understated), so the same key always gives the same float and every

@@ -1,10 +1,10 @@
-"""Exact k-fold composition under two DP constraints at once (Theorems 2 and 3; spec §5).
+"""Exact k-fold composition under two DP constraints at once (Theorems 2 and 3).
 
 Each of k mechanisms is both (ε1, δ1)-DP and (ε2, δ2)-DP. Ordered so that δ1 < δ2, both constraints are
 active iff ε1 > ε2 and ``(1-δ1)(1+e^{ε2}) < (1-δ2)(1+e^{ε1})``; the worst case is then the 6-point
-dominating mechanism of spec §5: with probability δ1 everything is revealed, otherwise an ε1 randomised
+dominating mechanism of Thms 2-3: with probability δ1 everything is revealed, otherwise an ε1 randomised
 response is used with probability ``1-α`` and an ε2 one with probability α. Otherwise one region contains
-the other and the answer is Kairouz's (spec §3) for the binding constraint.
+the other and the answer is Kairouz's (Kairouz et al.) for the binding constraint.
 
 Routes (all exact, all public through ``method``):
 
@@ -18,7 +18,7 @@ Routes (all exact, all public through ``method``):
   Minkowski sum, :func:`lpdp.mix`) of heterogeneous compositions (:func:`heterogeneous`). O(k^3) atoms
   before merging.
 * ``"theorem3"``: ``δ~ R(0,1) + (1-δ~) ∩_{(u,v)} R(ε_uv, δ_uv)``, with ``δ_uv`` summed over the multinomial
-  enumeration of ``(a, b, c, d)``; the (u, v) condition ``ε_uv >= 0`` is decided with a tolerance (spec §5,
+  enumeration of ``(a, b, c, d)``; the (u, v) condition ``ε_uv >= 0`` is decided with a tolerance (Thms 2-3,
   trap i). O(k^3) tuples and O(k^4) terms: a reference route for k up to about 100. Its profile values are
   exact; between them the region is the foundation's intersection of lines (breakpoints rounded to double).
 
@@ -62,7 +62,7 @@ _LOG_FLOOR = -1517 * _LN2
 
 @dataclass(frozen=True)
 class _Active:
-    """Two active constraints, ordered (δ1 < δ2, ε1 > ε2), with log α and log(1-α) (spec §5)."""
+    """Two active constraints, ordered (δ1 < δ2, ε1 > ε2), with log α and log(1-α) (Thms 2-3)."""
 
     e1: float
     d1: float
@@ -81,12 +81,12 @@ def _check_pair(pair: object, name: str) -> tuple[float, float]:
 
 
 def _ordered(first: tuple[float, float], second: tuple[float, float]) -> list[tuple[float, float]]:
-    """The constraints ordered by δ, ties by ε (spec §5: δ1 <= δ2)."""
+    """The constraints ordered by δ, ties by ε (Thms 2-3: δ1 <= δ2)."""
     return sorted([first, second], key=lambda c: (c[1], c[0]))
 
 
 def _classify(first: tuple[float, float], second: tuple[float, float]) -> _Active | tuple[float, float]:
-    """The active pair, or the single binding constraint when one region contains the other (spec §5)."""
+    """The active pair, or the single binding constraint when one region contains the other (Thms 2-3)."""
     (e1, d1), (e2, d2) = _ordered(first, second)
     if not e1 > e2:
         return (e1, d1)   # δ1 <= δ2 and ε1 <= ε2: R(ε1, δ1) ⊆ R(ε2, δ2)
@@ -138,7 +138,7 @@ def double_dp(first: tuple[float, float], second: tuple[float, float], k: int, *
     -------
     PrivacyRegion
         When one constraint implies the other, the exact routes return Kairouz's region for the binding
-        one (spec §5).
+        one (Thms 2-3).
 
     Examples
     --------

@@ -1,4 +1,4 @@
-"""Exact heterogeneous composition of pure-DP mechanisms (Theorem 1, Algorithm 1; spec §4).
+"""Exact heterogeneous composition of pure-DP mechanisms (Theorem 1, Algorithm 1).
 
 ``x_j`` mechanisms that are ``ε_j``-DP, for m distinct levels ``ε_1 > ... > ε_m > 0``, are dominated by the
 product of ``x_j`` copies of the ``ε_j`` binary randomised response. An outcome is summarised by the number

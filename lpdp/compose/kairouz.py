@@ -1,4 +1,4 @@
-"""Exact k-fold composition of one (ε, δ)-DP mechanism (Kairouz, Oh, Viswanath; spec §3).
+"""Exact k-fold composition of one (ε, δ)-DP mechanism (Kairouz, Oh, Viswanath).
 
 The k-fold product of the (ε, δ) randomised response is a binomial lattice: ``i`` of the ``k`` finite
 outcomes disagree, the loss is ``(k - 2i) ε`` and the P-mass is ``(1-δ)^k C(k,i) e^{(k-i)ε} / (1+e^ε)^k``;
@@ -65,7 +65,7 @@ def homogeneous(epsilon: float, delta: float, k: int) -> PrivacyRegion:
 
 
 def kairouz_profile(epsilon: float, delta: float, k: int) -> list[tuple[float, float]]:
-    """The paper's closed form ``δ_i = 1 - (1-δ)^k (1 - δ'_i)`` at ``ε_i = (k - 2i) ε`` (spec §3).
+    """The paper's closed form ``δ_i = 1 - (1-δ)^k (1 - δ'_i)`` at ``ε_i = (k - 2i) ε`` (Kairouz et al.).
 
     An independent route to :func:`homogeneous` (it sums binomial terms directly, in floating point,
     so use it only for moderate k); kept for tests and for readers who want the paper's formula.

@@ -1,6 +1,6 @@
-"""Exact k-fold composition under any number n of (ε_i, δ_i) constraints (spec composition.md §7).
+"""Exact k-fold composition under any number n of (ε_i, δ_i) constraints (docs/fdp.md).
 
-The paper proves the cases n = 1 (Kairouz, §3) and n = 2 (Theorems 2–3, §5) and conjectures the general one.
+The paper proves the cases n = 1 (Kairouz et al.) and n = 2 (Theorems 2–3) and conjectures the general one.
 Constructively: the region ``R = ∩_i R(ε_i, δ_i)`` is a symmetric polygon, and its edges *are* a dominating
 pair (a mixture of randomised responses whose losses are the edge log-slopes ``±L_j``, plus the δ atom of
 loss ``+inf``). Every mechanism satisfying the n constraints is a post-processing of that pair, so the
@@ -44,7 +44,7 @@ _BYTES_PER_CELL = 60
 
 def multi(constraints: Iterable[tuple[float, float]], k: int, *, step: float | None = None
           ) -> PrivacyRegion:
-    """Exact region of k mechanisms, each satisfying every ``(ε_i, δ_i)`` constraint (spec §7).
+    """Exact region of k mechanisms, each satisfying every ``(ε_i, δ_i)`` constraint (docs/fdp.md).
 
     Parameters
     ----------
@@ -59,7 +59,7 @@ def multi(constraints: Iterable[tuple[float, float]], k: int, *, step: float | N
     Returns
     -------
     PrivacyRegion
-        For n = 1 it equals Kairouz's ``R_k(ε, δ)`` (§3), for n = 2 Theorems 2–3 (§5).
+        For n = 1 it equals Kairouz's ``R_k(ε, δ)``, for n = 2 Theorems 2–3.
 
     Examples
     --------
@@ -76,7 +76,7 @@ def multi(constraints: Iterable[tuple[float, float]], k: int, *, step: float | N
 
 def compose_regions(parts: Sequence[tuple[PrivacyRegion, int]], *, step: float | None = None
                     ) -> PrivacyRegion:
-    """Exact composition of ``count`` mechanisms of each symmetric polygon region (heterogeneous, §7).
+    """Exact composition of ``count`` mechanisms of each symmetric polygon region (heterogeneous).
 
     Each region's edges are used as its dominating pair, so mechanisms with different regions (e.g.
     different f-DP approximations, or different constraint sets) compose in one lattice.

@@ -1,5 +1,5 @@
 """Audits of a filter on i.i.d. rounds: the exact violation probability ``P_x(l^{(T)} > ε)`` and the exact
-hockey-stick δ ``E_x[(1 - e^{ε - l^{(T)}})_+]`` of the stopped transcript (spec filter.md §1), with the
+hockey-stick δ ``E_x[(1 - e^{ε - l^{(T)}})_+]`` of the stopped transcript (filter paper, Sec. II), with the
 survival curve ``P_x(T >= t)``.
 
 Three independent methods:
@@ -460,7 +460,7 @@ def rule_audit(rule: StoppingRule, mechanism: Mechanism, request: Request | None
 def audit(filt: Any, mechanism: Mechanism, request: Request | None = None, *,
           method: str = "auto", nodes: int = 24, trajectories: int = 100_000, seed: int = 0,
           confidence: float = 0.95) -> AuditResult:
-    """Audit a filter on i.i.d. rounds of ``(mechanism, request)`` (spec filter.md §1, §3–§5).
+    """Audit a filter on i.i.d. rounds of ``(mechanism, request)`` (filter paper, Sec. II and Alg. 1).
 
     Parameters
     ----------

@@ -1,6 +1,6 @@
 """Parameters (δ̃, θ) of the realisation-level filter, and their optimal choice for i.i.d. mechanisms.
 
-Spec filter.md §3: any ``δ̃ + θ (1 - δ̃) N <= δ`` is valid; for i.i.d. mechanisms the filter continues
+filter paper, Alg. 1: any ``δ̃ + θ (1 - δ̃) N <= δ`` is valid; for i.i.d. mechanisms the filter continues
 while ``l^{(i-1)} <= κ = ε - u(δ̃) - u(θ)`` (Prop. 1), so the best choice minimises ``u(δ̃) + u(θ)``
 under the budget constraint, whatever ε.
 """
@@ -26,7 +26,7 @@ GRID_POINTS = 4001
 
 
 def check_budget(delta: float, max_steps: int, delta_tilde: float, theta: float) -> None:
-    """Raise :class:`ParameterError` unless ``δ̃ + θ (1 - δ̃) N <= δ`` (spec filter.md §3)."""
+    """Raise :class:`ParameterError` unless ``δ̃ + θ (1 - δ̃) N <= δ`` (filter paper, Alg. 1)."""
     used = delta_tilde + theta * (1.0 - delta_tilde) * max_steps
     if used > delta:
         raise ParameterError(
@@ -81,12 +81,12 @@ class FilterParameters:
 
     def kappa(self, mechanism: Mechanism, epsilon: float, value: Any = 1.0,
               other: Any = 0.0) -> float:
-        """``κ = ε - u(δ̃) - u(θ)`` (spec filter.md §3, Prop. 1); ``-inf`` when a quantile is ``+inf``."""
+        """``κ = ε - u(δ̃) - u(θ)`` (filter paper, Alg. 1, Prop. 1); ``-inf`` when a quantile is ``+inf``."""
         return check_epsilon(epsilon) - self.offset(mechanism, value, other)
 
     def first_release_ok(self, mechanism: Mechanism, epsilon: float, value: Any = 1.0,
                          other: Any = 0.0) -> bool:
-        """Whether ``P(L_1 > ε) <= δ̃``, i.e. ``ε >= u(δ̃)`` (spec filter.md §3, first release)."""
+        """Whether ``P(L_1 > ε) <= δ̃``, i.e. ``ε >= u(δ̃)`` (filter paper, Alg. 1, first release)."""
         return check_epsilon(epsilon) >= mechanism.loss_quantile(self.delta_tilde, value, other)
 
 
@@ -105,7 +105,7 @@ def _objective(mechanism: Mechanism, inputs: Sequence[tuple[Any, Any]], d: float
 
 def optimal_parameters(delta: float, max_steps: int, mechanism: Mechanism | None = None, *,
                        inputs: Sequence[tuple[Any, Any]] = ((1.0, 0.0),)) -> FilterParameters:
-    """The (δ̃, θ) that maximise κ for i.i.d. rounds of ``mechanism`` (spec filter.md §3, Parameters).
+    """The (δ̃, θ) that maximise κ for i.i.d. rounds of ``mechanism`` (filter paper, Alg. 1, Parameters).
 
     The budget constraint binds at the optimum (``u`` is non-increasing), so
     ``θ(δ̃) = (δ - δ̃) / ((1 - δ̃) N)`` and the problem is the 1-D minimisation of

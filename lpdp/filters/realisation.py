@@ -2,7 +2,7 @@
 filter, and Pan's naive filter (unsafe, for demonstrations).
 
 Every filter keeps the realised privacy loss ``l^{(i)}(x, x')`` of each ordered neighbouring pair
-(spec filter.md §1), asks before charging (:meth:`ask`), records the released output (:meth:`record`),
+(filter paper, Sec. II), asks before charging (:meth:`ask`), records the released output (:meth:`record`),
 costs O(pairs) per step whatever the number of steps so far, and keeps a transcript that can be saved
 and replayed.
 """
@@ -36,7 +36,7 @@ __all__ = [
 ]
 
 #: Realised losses within this (relative to ``max(1, |bound|)``) of a bound count as ties, which
-#: continue (spec filter.md §3: "a tie (=) continues"). Lattice losses such as ``3 ln 3 - ln 3 - ln 3``
+#: continue (filter paper, Alg. 1: "a tie (=) continues"). Lattice losses such as ``3 ln 3 - ln 3 - ln 3``
 #: against ``ln 3`` differ by rounding only; for continuous losses the extra continuation probability
 #: is at most ``1e-10 × density`` per step.
 LOSS_TIE_TOL = 1e-10
@@ -332,7 +332,7 @@ def _bound(epsilon: float, *quantiles: float) -> float:
 
 
 class RealisationFilter(Filter):
-    """The realisation-level privacy filter (Algorithm 1; spec filter.md §3).
+    """The realisation-level privacy filter (Algorithm 1 of the filter paper).
 
     The first release is allowed iff ``P_x(L_1 > ε) <= δ̃`` for every ordered pair. At step i, before
     ``y_i`` is drawn, the filter decides whether step i+1 will be allowed: for every ordered pair and
@@ -461,7 +461,7 @@ class _OneStepFilter(Filter):
 
 
 class UnionBoundFilter(_OneStepFilter):
-    """lpdp's own one-step union-bound filter (spec filter.md §5; not from the paper).
+    """lpdp's own one-step union-bound filter (docs/filters.md; not from the paper).
 
     Release ``y_i`` iff ``max over ordered pairs P_x(l^{(i)} > ε | r^i, y^{i-1}) <= δ/N``, with at most
     N releases. It is (ε, δ)-DP: ``P(l^{(T)} > ε) <= Σ_i P(T >= i, l^{(i)} > ε) <= (δ/N) E[T] <= δ``,
@@ -485,12 +485,12 @@ class UnionBoundFilter(_OneStepFilter):
         return {"epsilon": self.epsilon, "delta": self.delta, "max_steps": self.max_steps}
 
     def guarantee(self, expected_t: float) -> float:
-        """Spec filter.md §5: ``P_x(l^{(T)} > ε) <= (δ/N) E_x[T]``."""
+        """docs/filters.md: ``P_x(l^{(T)} > ε) <= (δ/N) E_x[T]``."""
         return self.delta / self.max_steps * expected_t
 
 
 class NaiveBayesianFilter(_OneStepFilter):
-    """UNSAFE: Pan's naive realisation-level filter (spec filter.md §4), for demonstrations only.
+    """UNSAFE: Pan's naive realisation-level filter (filter paper, Sec. II-B), for demonstrations only.
 
     Release ``y_i`` iff ``P_x(l^{(i)} > ε | y^{i-1}) <= level`` (Pan: ``level = δ``). With
     ``level = δ̃`` it is also the *no-look-ahead* variant of Algorithm 1 (decide from the realised

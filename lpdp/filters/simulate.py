@@ -1,5 +1,5 @@
 """Survival curves ``P(T >= t)`` of every filter on i.i.d. rounds, and the comparison of the paper's
-Figure 2 (spec filter.md §2–§3).
+Figure 2 (filter paper, Sec. II-A and Alg. 1).
 
 Realisation-level filters have random stopping times: their curve is computed exactly where an exact
 method exists (quadrature of the absorbed Gaussian walk, dynamic programming for finite outputs) and by

@@ -1,4 +1,4 @@
-"""Scenario kinds for double-DP composition (spec §5): ``double_dp`` (Figure 2), ``double_dp_budget`` and
+"""Scenario kinds for double-DP composition (Thms 2-3): ``double_dp`` (Figure 2), ``double_dp_budget`` and
 ``double_dp_epsilon``.
 
 ``double_dp`` composes mechanisms that meet two (ε, δ) constraints at once, k times for each k listed, and

@@ -1,4 +1,4 @@
-"""Scenario kinds for f-DP composition brackets (spec §6–§7): ``fdp_bracket`` and ``fdp_tightening``.
+"""Scenario kinds for f-DP composition brackets (Sec. IV): ``fdp_bracket`` and ``fdp_tightening``.
 
 ``fdp_bracket`` approximates a Gaussian or Laplace mechanism's trade-off function from below and above by n
 DP constraints (Propositions 1–2 for n = 2) and composes both, for each k listed, next to the exact
@@ -159,4 +159,4 @@ def run_tightening(params: dict[str, Any]) -> ScenarioOutput:
 register(ScenarioKind("fdp_bracket", "bracket the composition of a Gaussian or Laplace mechanism by n DP "
                       "constraints (Propositions 1-2, Figure 3)", BRACKET_SCHEMA, run_bracket))
 register(ScenarioKind("fdp_tightening", "how the f-DP composition bracket narrows as the number of "
-                      "constraints grows (spec §7)", TIGHTENING_SCHEMA, run_tightening))
+                      "constraints grows (docs/fdp.md)", TIGHTENING_SCHEMA, run_tightening))
