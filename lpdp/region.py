@@ -220,6 +220,8 @@ class PrivacyRegion:
         >>> [(e, float(f"{d:.3g}")) for e, d in r.profile()]
         [(0.3, 0.001), (1.0, 1e-06)]
         """
+        if isinstance(constraints, (str, bytes)) or not isinstance(constraints, Iterable):
+            raise ParameterError(f"constraints={constraints!r}: must be a list of (epsilon, delta) pairs")
         pairs = list(constraints)
         if not pairs:
             raise ParameterError("constraints=[]: at least one (epsilon, delta) pair is needed")
