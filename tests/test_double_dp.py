@@ -337,10 +337,14 @@ def test_agrees_with_n_constraint_composition(name):
 
 
 def test_too_large_k_is_refused_not_attempted():
-    with pytest.raises(ParameterError, match=r"k=3001: method 'lattice' supports k <= 3000"):
-        double_dp((0.3, 0.0), (0.15, 0.02), 3001)
-    with pytest.raises(ParameterError, match=r"k=301: method 'theorem2' supports k <= 300"):
-        double_dp((0.3, 0.0), (0.15, 0.02), 301, method="theorem2")
+    # Estimated against the one budget (lpdp._limits) before anything is allocated.
+    with pytest.raises(ParameterError, match=r"k=20000 with method 'lattice' needs ~60 GB of memory.*"
+                                             r"commensurate"):
+        double_dp((0.3, 0.0), (0.1234567, 0.02), 20_000)
+    with pytest.raises(ParameterError, match=r"k=3000 with method 'theorem2' needs ~1.6\d* TB"):
+        double_dp((0.3, 0.0), (0.15, 0.02), 3000, method="theorem2")
+    with pytest.raises(ParameterError, match=r"k=1000000000 \(4000000001 integer levels\) needs ~480 GB"):
+        double_dp((0.3, 0.0), (0.15, 0.02), 10**9)
     # Inactive pairs go to Kairouz, which has no such limit.
     assert double_dp((0.3, 0.0), (0.5, 0.1), 10_000).delta(0.0) > 0
 
@@ -388,3 +392,47 @@ def test_remark2_with_a_vacuous_total_variation():
     assert total_variation_eta(*c2) == 1.0
     assert_regions_equal(double_dp(c1, c2, 3, method="remark2"), double_dp(c1, c2, 3, method="remark1"),
                          rtol=1e-9, atol=1e-15, boundary_atol=1e-9)
+
+
+@pytest.mark.parametrize("c1, c2, k", [
+    ((0.3, 0.0), (0.15, 0.02), 40),         # Figure 2: units (2, 1)
+    ((0.9, 1e-4), (0.3, 0.05), 25),         # units (3, 1): every other level empty (gcd 2)
+    ((1.0, 0.0), (0.0, 0.1), 30),           # ε2 = 0: ±u2 is one level
+])
+def test_commensurate_levels_route_matches_the_two_dimensional_lattice(c1, c2, k):
+    """The 1-D power on integer levels against the (n1, n2) lattice by BLAS (an independent route)."""
+    from lpdp.compose.double import _classify, _lattice
+
+    fast, slow = double_dp(c1, c2, k), _lattice(_classify(c1, c2), k)
+    eps = np.linspace(0.0, k * max(c1[0], c2[0]), 80)
+    want = slow.log_delta(eps)
+    ok = want > -690
+    np.testing.assert_allclose(fast.log_delta(eps)[ok], want[ok], rtol=0, atol=1e-12)
+
+
+def test_figure2_at_ten_thousand_is_normalised():
+    """k = 10^4 (the 2-D lattice stopped at 3000): the masses sum to one to 1e-12."""
+    r = double_dp((0.3, 0.0), (0.15, 0.02), 10_000)
+    assert abs(np.logaddexp.reduce(np.asarray(r.log_p))) < 1e-12
+    assert r.epsilon(1e-5) > 0 and r.delta(r.epsilon(1e-5)) <= 1e-5
+
+
+@pytest.mark.deep
+def test_figure2_at_ten_thousand_matches_theorem2_mixture():
+    """δ(ε) = Σ_i w_i δ_{C_{i,k-i}}(ε) (Theorem 2, δ1 = 0), w_i binomial: the i within 12 sd of the mean
+    carry all but 1e-30 of the weight; each C is a heterogeneous composition."""
+    from scipy.stats import binom
+
+    from lpdp.compose import heterogeneous
+    from lpdp.compose.double import _classify
+
+    k, c1, c2 = 10_000, (0.3, 0.0), (0.15, 0.02)
+    p = _classify(c1, c2)
+    q = math.exp(p.log_1m_alpha)
+    mean, sd = k * q, math.sqrt(k * q * (1 - q))
+    i = np.arange(max(0, int(mean - 12 * sd)), min(k, int(mean + 12 * sd)) + 1)
+    w = binom.pmf(i, k, q)
+    eps = np.array([50.0, 150.0, 300.0])
+    want = sum(wi * heterogeneous({0.3: int(j), 0.15: int(k - j)}).delta(eps)
+               for j, wi in zip(i, w, strict=True))
+    np.testing.assert_allclose(double_dp(c1, c2, k).delta(eps), want, rtol=1e-10)

@@ -163,8 +163,48 @@ def test_bad_input(counts, match):
 
 
 def test_too_large_lattice_is_refused_not_attempted():
-    with pytest.raises(ParameterError, match=r"the lattice has 25010001 points, more than the 20000000"):
-        heterogeneous({0.3: 5000, 0.1: 5000})
+    with pytest.raises(ParameterError, match=r"400040001 lattice points: the ε are not commensurate\) "
+                                             r"needs ~40 GB of memory; the limit is"):
+        heterogeneous({0.3: 20000, 0.1234567891: 20000})
+
+
+def _delta_by_rows(e1: float, x: int, e2: float, y: int, eps: np.ndarray) -> np.ndarray:
+    """δ(ε) of two pure levels by a direct sum over every (a, b), one row of the lattice at a time."""
+    from scipy.stats import binom
+
+    s1, s2 = (1.0 / (1.0 + math.exp(-e)) for e in (e1, e2))
+    row_p = binom.logpmf(np.arange(x + 1), x, s1)
+    col_p = binom.logpmf(np.arange(y + 1), y, s2)
+    col_loss = e2 * (2 * np.arange(y + 1) - y)
+    total = np.zeros(eps.size)
+    for a in range(x + 1):
+        loss = e1 * (2 * a - x) + col_loss
+        lp = row_p[a] + col_p
+        above = loss[None, :] > eps[:, None]
+        total += np.sum(np.where(above, np.exp(lp)[None, :] * -np.expm1(np.minimum(eps[:, None] - loss, 0)),
+                                 0.0), axis=1)
+    return total
+
+
+@pytest.mark.parametrize("x, y", [(300, 200), pytest.param(2000, 2000, marks=pytest.mark.deep)])
+def test_commensurate_levels_by_convolution_match_the_lattice_sum(x, y):
+    """Levels 0.3 and 0.15 compose by a 1-D convolution of binomials; check against the 2-D lattice sum."""
+    r = heterogeneous({0.3: x, 0.15: y})
+    eps = np.linspace(0.0, 0.5 * (0.3 * x + 0.15 * y), 25)
+    want = _delta_by_rows(0.3, x, 0.15, y, eps)
+    ok = want > 1e-280
+    np.testing.assert_allclose(r.delta(eps)[ok], want[ok], rtol=1e-11)
+
+
+def test_ten_thousand_per_level_is_exact_and_small():
+    # x = y = 10^4 used to be refused (10^8 lattice points); now 3 * 10^4 integer levels.
+    r = heterogeneous({0.3: 10_000, 0.15: 10_000})
+    assert len(r) == 30_001
+    # Every level is a binomial mixture with total mass one, and the top level is (s1^x)(s2^y) exactly.
+    assert abs(np.logaddexp.reduce(np.asarray(r.log_p))) < 1e-12
+    s1, s2 = (1.0 / (1.0 + math.exp(-e)) for e in (0.3, 0.15))
+    assert r.log_p[0] == pytest.approx(10_000 * (math.log(s1) + math.log(s2)), rel=1e-13)
+    assert max(r.losses) == 4500.0
 
 
 def test_commensurate_units():

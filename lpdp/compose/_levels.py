@@ -72,6 +72,20 @@ def lattice_loss(epsilons: Sequence[float], counts: Sequence[np.ndarray]) -> np.
     return np.where(outward, np.nextafter(total, np.where(rest > 0, np.inf, -np.inf)), total)
 
 
+def level_losses(step: float, levels: np.ndarray, slack: Fraction) -> np.ndarray:
+    """Losses of integer levels ``ℓ`` on a step: ``ℓ Δ`` plus ``sign(ℓ) slack``, rounded away from zero.
+
+    ``slack`` (exact) bounds how far the exact loss of any lattice key of level ℓ can lie from ``ℓ Δ`` when
+    the ε_j are only approximately ``u_j Δ`` in floating point; 0 when they are exact multiples.
+    """
+    loss = lattice_loss([step], [levels])
+    if slack:
+        pad = float(slack)
+        pad = pad if Fraction(pad) >= slack else float(np.nextafter(pad, np.inf))
+        loss = lattice_loss([1.0, pad], [loss, np.sign(levels)])
+    return loss
+
+
 def merge_tolerance(max_abs_loss: float) -> float:
     """Width below which two computed losses are rounding variants of one level."""
     return MERGE_ULPS * float(np.finfo(float).eps) * max(max_abs_loss, 1.0)
