@@ -124,7 +124,7 @@ def region_summary(region: Any, at: Sequence[float] | None = None, *, title: str
                      f"  eps = {format_upper(float(eps[i])):<12} delta = {format_upper(next(deltas))}")
     for e in at or []:
         lines.append(f"delta({e:g}) = {format_upper(float(region.delta(e)))}")
-    lines.append(f"area = {region.area():.6g}, vertices = {len(region.vertices)}")
+    lines.append(f"area = {region.area():.6g}, edges = {len(region)}")
     return "\n".join(lines)
 
 
