@@ -25,6 +25,7 @@ from lpdp.errors import InternalError, LpdpError
 _COMMAND_MODULES = (
     "lpdp.cli.regions",
     "lpdp.cli.compose",
+    "lpdp.cli.account",
     "lpdp.cli.run",
     "lpdp.cli.filter",
     "lpdp.cli.fdp",

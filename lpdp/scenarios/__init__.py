@@ -115,6 +115,7 @@ _KIND_MODULES = (
     "lpdp.scenarios.composition",
     "lpdp.scenarios.fdp",
     "lpdp.scenarios.audit",
+    "lpdp.scenarios.account",
 )
 
 

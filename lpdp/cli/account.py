@@ -1,0 +1,136 @@
+"""``lpdp account``: the privacy of a workload (any mix of mechanisms), exact or certified.
+
+The workload comes from a file (TOML or JSON, :mod:`lpdp.workload`) or inline options, or both (the inline
+mechanisms are added to the file's). Every answer is a ``(lower, upper)`` pair: ``upper`` is a valid
+guarantee, ``lower`` an attack bound; they are equal when the composition is exact.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from lpdp.cli._common import Result, add_output_options, emit, regions_plot
+from lpdp.errors import ParameterError
+
+#: Inline options: flag -> (workload kind, the keys its comma-separated values fill).
+_INLINE = {
+    "--dp": ("dp", ()),
+    "--pure": ("pure", ("epsilon",)),
+    "--gaussian": ("gaussian", ("sigma", "sensitivity")),
+    "--laplace": ("laplace", ("scale", "sensitivity")),
+    "--rr": ("randomized_response", ("categories", "epsilon")),
+}
+
+
+def _number(text: str, flag: str, spec: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise ParameterError(f"{flag} {spec!r}: {text!r} is not a number") from None
+
+
+def _entry(flag: str, spec: str) -> dict[str, Any]:
+    """One inline option ``VALUES[xTIMES]`` as a workload entry (the same keys as a file's)."""
+    kind, keys = _INLINE[flag]
+    body, sep, times = spec.rpartition("x") if "x" in spec.lower() else (spec, "", "")
+    body = body if sep else spec
+    entry: dict[str, Any] = {"kind": kind}
+    if sep:
+        count = _number(times, flag, spec)
+        if not count.is_integer():
+            raise ParameterError(f"{flag} {spec!r}: TIMES={times!r} must be an integer")
+        entry["times"] = int(count)
+    if kind == "dp":
+        pairs = []
+        for part in body.split("/"):
+            values = part.split(",")
+            if len(values) != 2:
+                raise ParameterError(f"--dp {spec!r}: expected EPS,DELTA[/EPS,DELTA...][xTIMES]")
+            pairs.append([_number(v, flag, spec) for v in values])
+        entry["constraints"] = pairs
+        return entry
+    values = body.split(",")
+    if not 1 <= len(values) <= len(keys) or (kind == "randomized_response" and len(values) != 2):
+        raise ParameterError(f"{flag} {spec!r}: expected {','.join(k.upper() for k in keys)}[xTIMES]")
+    for key, value in zip(keys, values, strict=False):
+        number = _number(value, flag, spec)
+        entry[key] = int(number) if key == "categories" and number.is_integer() else number
+    return entry
+
+
+def _handle(args: argparse.Namespace) -> int:
+    from lpdp import workload
+
+    entries, parts = [], []
+    if args.workload:
+        data = workload.read(args.workload)
+        parts = workload.parse(data, source=args.workload)
+        entries = list(data["mechanism"])
+    inline = [_entry(flag, spec) for flag, spec in (args.inline or [])]
+    if not entries and not inline:
+        raise ParameterError("no mechanisms: give a WORKLOAD file or inline options (--dp, --pure, "
+                             "--gaussian, --laplace, --rr)")
+    if inline:
+        parts += workload.parse({"mechanism": inline}, source="command line")
+        entries += inline
+    at, for_delta = args.at or [], args.for_delta or []
+    guarantee = workload.accountant(parts).guarantee()
+    payload = workload.report(guarantee, at, for_delta)
+    payload["workload"] = entries
+    regions: dict[str, Any] = {}
+    if guarantee.exact and hasattr(guarantee.upper, "vertices"):
+        regions = {"composition (exact)": guarantee.upper}
+    elif hasattr(guarantee.upper, "vertices") and hasattr(guarantee.lower, "vertices"):
+        regions = {"guarantee (upper)": guarantee.upper, "attack bound (lower)": guarantee.lower}
+    table = [{"query": "delta_at", "epsilon": r["epsilon"], "delta": "", "lower": r["lower"],
+              "upper": r["upper"]} for r in payload["delta_at"]]
+    table += [{"query": "epsilon_for", "epsilon": "", "delta": r["delta"], "lower": r["lower"],
+               "upper": r["upper"]} for r in payload["epsilon_for"]]
+    return emit(args, Result(
+        summary="\n".join(workload.summary(payload)),
+        payload=payload,
+        regions=regions,
+        plot=regions_plot(regions) if regions else None,
+        table=table,
+    ))
+
+
+class _Inline(argparse.Action):
+    """Keep inline mechanisms in the order given, each with its flag."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        items = list(getattr(namespace, "inline", None) or [])
+        items.append((option_string, values))
+        namespace.inline = items
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "account", help="privacy of a workload: any mix of mechanisms, each run some number of times",
+        description="Compose a workload (a TOML/JSON file of [[mechanism]] tables, inline options, or "
+                    "both) and report delta at --at epsilons and epsilon for --for-delta deltas, each as "
+                    "a (lower, upper) pair: upper is a valid guarantee, lower an attack bound; exact "
+                    "compositions have lower == upper. Inline form: each option adds one mechanism, "
+                    "with an optional xTIMES suffix (default 1), e.g. `lpdp account --dp 1,0/0.5,0.1x10 "
+                    "--gaussian 3x50 --laplace 1x5 --rr 4,0.7x20 --pure 0.3x4 --for-delta 1e-6`.",
+        epilog="File kinds: dp (constraints), pure (epsilon), gaussian (sigma, sensitivity), laplace "
+               "(scale, sensitivity), randomized_response (categories, epsilon), finite (p, q), region "
+               "(vertices or constraints); every table may set times.")
+    p.add_argument("workload", nargs="?", metavar="WORKLOAD", help="a workload file (.toml or .json)")
+    p.add_argument("--dp", action=_Inline, dest="inline", metavar="EPS,DELTA[/EPS,DELTA...][xTIMES]",
+                   help="a mechanism meeting every listed (eps, delta) at once")
+    p.add_argument("--pure", action=_Inline, dest="inline", metavar="EPS[xTIMES]", help="a pure eps-DP "
+                   "mechanism")
+    p.add_argument("--gaussian", action=_Inline, dest="inline", metavar="SIGMA[,SENSITIVITY][xTIMES]",
+                   help="a Gaussian mechanism (sensitivity 1 unless given)")
+    p.add_argument("--laplace", action=_Inline, dest="inline", metavar="SCALE[,SENSITIVITY][xTIMES]",
+                   help="a Laplace mechanism (sensitivity 1 unless given)")
+    p.add_argument("--rr", action=_Inline, dest="inline", metavar="K,EPS[xTIMES]",
+                   help="k-ary randomized response with parameter eps")
+    p.add_argument("--at", type=float, nargs="+", metavar="EPS", help="report delta at these epsilons")
+    p.add_argument("--for-delta", type=float, nargs="+", metavar="D",
+                   help="report the smallest epsilon at these deltas")
+    add_output_options(p)
+    p.set_defaults(func=_handle, inline=None)

@@ -1,0 +1,50 @@
+"""Scenario kind ``account``: a workload (``[[mechanism]]`` tables, as in :mod:`lpdp.workload`) composed by
+the accountant, with δ at ``at`` and ε for ``for_delta`` as ``(lower, upper)`` pairs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lpdp._validate import check_delta, check_epsilon
+from lpdp.scenarios import Field, ScenarioKind, ScenarioOutput, register
+
+
+def _entries(value: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    from lpdp.workload import parse
+
+    parse({"mechanism": value}, source="workload")      # validate now: a typo fails before anything runs
+    return value
+
+
+SCHEMA = {
+    "mechanism": Field("list[table]", "the workload's mechanisms: kind, its keys and times (see "
+                       "`lpdp account --help`)", required=True, check=_entries),
+    "at": Field("list[float]", "epsilons at which to report delta", default=[1.0],
+                check=lambda v: [check_epsilon(e, f"[{i}]") for i, e in enumerate(v)]),
+    "for_delta": Field("list[float]", "deltas at which to report the smallest epsilon", default=[1e-6],
+                       check=lambda v: [check_delta(d, f"[{i}]") for i, d in enumerate(v)]),
+}
+
+
+def run(params: dict[str, Any]) -> ScenarioOutput:
+    """Compose the workload and report both sides of the guarantee."""
+    from lpdp.workload import accountant, parse, report, summary
+
+    guarantee = accountant(parse({"mechanism": params["mechanism"]})).guarantee()
+    payload = report(guarantee, params["at"], params["for_delta"])
+    regions: dict[str, Any] = {}
+    if guarantee.exact and hasattr(guarantee.upper, "vertices"):
+        regions = {"composition (exact)": guarantee.upper}
+    elif hasattr(guarantee.upper, "vertices") and hasattr(guarantee.lower, "vertices"):
+        regions = {"guarantee (upper)": guarantee.upper, "attack bound (lower)": guarantee.lower}
+
+    def draw(ax: Any) -> None:
+        from lpdp.plot import regions as draw_regions
+
+        draw_regions(list(regions.values()), labels=list(regions), ax=ax)
+
+    return ScenarioOutput(payload=payload, summary=summary(payload), plot=draw if regions else None)
+
+
+register(ScenarioKind("account", "the privacy of a workload: any mix of mechanisms, each run some number "
+                      "of times (exact or certified (lower, upper) answers)", SCHEMA, run))

@@ -1,0 +1,231 @@
+"""Workloads as data: a list of mechanisms and how often each runs, from TOML, JSON or the command line.
+
+A workload file has one ``[[mechanism]]`` table per mechanism (JSON: ``{"mechanism": [{...}, ...]}``)::
+
+    [[mechanism]]
+    kind = "dp"                 # meets several (ε, δ) guarantees at once
+    constraints = [[1.0, 0.0], [0.5, 0.1]]
+    times = 10
+    [[mechanism]]
+    kind = "gaussian"
+    sigma = 3.0                 # sensitivity 1 unless given
+    times = 50
+
+Kinds and their keys (``times`` defaults to 1 everywhere):
+
+============================ ==================================================================
+``dp``                       ``constraints``: the ``[ε, δ]`` pairs met at once
+``pure``                     ``epsilon``
+``gaussian``                 ``sigma``, optional ``sensitivity`` (1)
+``laplace``                  ``scale``, optional ``sensitivity`` (1)
+``randomized_response``      ``categories``, ``epsilon``
+``finite``                   ``p``, ``q``: the output distributions on a neighbouring pair
+``region``                   ``vertices`` (``[type I, type II]`` points) or ``constraints``
+============================ ==================================================================
+
+:func:`report` turns a :class:`~lpdp.accountant.Guarantee` into the plain data that ``lpdp account`` and
+the ``account`` scenarios print, so both show the same numbers.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from lpdp._validate import check_int
+from lpdp.accountant import Accountant, Guarantee
+from lpdp.display import format_lower, format_upper
+from lpdp.errors import LpdpError, ParameterError, ScenarioError
+from lpdp.mechanisms import (
+    DPMechanism,
+    FiniteMechanism,
+    GaussianMechanism,
+    LaplaceMechanism,
+    Mechanism,
+    RegionMechanism,
+    pure,
+    randomized_response,
+)
+from lpdp.region import PrivacyRegion
+from lpdp.scenarios._schema import Field, validate
+
+__all__ = ["KINDS", "MECHANISM", "mechanism_from_entry", "parse", "read", "load", "accountant", "report",
+           "summary"]
+
+#: Keys of one ``[[mechanism]]`` table (which ones a kind needs: :data:`KINDS`).
+MECHANISM: dict[str, Field] = {
+    "kind": Field("str", "dp, pure, gaussian, laplace, randomized_response, finite or region", required=True),
+    "times": Field("int", "how many times the mechanism runs", default=1),
+    "constraints": Field("list[pair]", "dp, region: the [epsilon, delta] guarantees met at once"),
+    "epsilon": Field("float", "pure, randomized_response: epsilon"),
+    "sigma": Field("float", "gaussian: standard deviation of the noise"),
+    "scale": Field("float", "laplace: scale of the noise"),
+    "sensitivity": Field("float", "gaussian, laplace: sensitivity (default 1)", default=1.0),
+    "categories": Field("int", "randomized_response: number of categories k >= 2"),
+    "p": Field("list[float]", "finite: output distribution on one input"),
+    "q": Field("list[float]", "finite: output distribution on its neighbour"),
+    "vertices": Field("list[pair]", "region: [type I, type II] points of the region's boundary"),
+}
+
+#: For each kind: the keys it needs, and the optional ones it accepts (beyond ``kind`` and ``times``).
+KINDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "dp": (("constraints",), ()),
+    "pure": (("epsilon",), ()),
+    "gaussian": (("sigma",), ("sensitivity",)),
+    "laplace": (("scale",), ("sensitivity",)),
+    "randomized_response": (("categories", "epsilon"), ()),
+    "finite": (("p", "q"), ()),
+    "region": ((), ("vertices", "constraints")),
+}
+
+
+def _build(kind: str, v: Mapping[str, Any]) -> Mechanism:
+    if kind == "dp":
+        return DPMechanism(v["constraints"])
+    if kind == "pure":
+        return pure(v["epsilon"])
+    if kind == "gaussian":
+        return GaussianMechanism(v["sigma"], v["sensitivity"])
+    if kind == "laplace":
+        return LaplaceMechanism(v["scale"], v["sensitivity"])
+    if kind == "randomized_response":
+        return randomized_response(v["categories"], v["epsilon"])
+    if kind == "finite":
+        return FiniteMechanism.from_pair(v["p"], v["q"])
+    if (v["vertices"] is None) == (v["constraints"] is None):
+        raise ParameterError("give exactly one of 'vertices' and 'constraints'")
+    return RegionMechanism(PrivacyRegion.from_vertices(v["vertices"]) if v["vertices"] is not None
+                           else PrivacyRegion.from_constraints(v["constraints"]))
+
+
+def mechanism_from_entry(entry: Mapping[str, Any], *, source: str = "workload",
+                         where: str = "mechanism[0]") -> tuple[Mechanism, int]:
+    """One ``[[mechanism]]`` table as ``(mechanism, times)``; errors name the source, entry and key.
+
+    Examples
+    --------
+    >>> from lpdp.workload import mechanism_from_entry
+    >>> mechanism_from_entry({"kind": "gaussian", "sigma": 3.0, "times": 50})
+    (GaussianMechanism(sigma=3.0, sensitivity=1.0), 50)
+    """
+    if not isinstance(entry, Mapping):
+        raise ScenarioError(f"{source}: {where} = {entry!r} must be a table")
+    kind = entry.get("kind")
+    if kind not in KINDS:
+        raise ScenarioError(f"{source}: {where}.kind = {kind!r} must be one of {', '.join(KINDS)}")
+    needed, optional = KINDS[kind]
+    for key in entry:
+        if key not in ("kind", "times", *needed, *optional):
+            allowed = ", ".join(("times", *needed, *optional))
+            raise ScenarioError(f"{source}: key '{where}.{key}' is not used by kind {kind!r} "
+                                f"(its keys: {allowed})")
+    for key in needed:
+        if key not in entry:
+            raise ScenarioError(f"{source}: missing required key '{where}.{key}' ({MECHANISM[key].doc})")
+    values = validate(entry, MECHANISM, source=source, prefix=f"{where}.")
+    try:
+        mech = _build(kind, values)
+        times = check_int(values["times"], "times", 0)
+    except LpdpError as exc:
+        raise ScenarioError(f"{source}: {where} ({kind}): {exc}") from None
+    return mech, times
+
+
+def parse(data: Mapping[str, Any], *, source: str = "workload") -> list[tuple[Mechanism, int]]:
+    """The ``(mechanism, times)`` pairs of a workload given as plain data (``{"mechanism": [...]}``).
+
+    Examples
+    --------
+    >>> from lpdp.workload import parse
+    >>> parse({"mechanism": [{"kind": "pure", "epsilon": 0.5, "times": 3}]})
+    [(DPMechanism([(0.5, 0.0)]), 3)]
+    """
+    if not isinstance(data, Mapping) or not isinstance(data.get("mechanism"), list) \
+            or not data["mechanism"]:
+        raise ScenarioError(f"{source}: expected a non-empty list of [[mechanism]] tables")
+    extra = sorted(set(data) - {"mechanism"})
+    if extra:
+        raise ScenarioError(f"{source}: unknown key {extra[0]!r} (a workload has only [[mechanism]] tables)")
+    return [mechanism_from_entry(e, source=source, where=f"mechanism[{i}]")
+            for i, e in enumerate(data["mechanism"])]
+
+
+def read(path: str | Path) -> dict[str, Any]:
+    """The plain data of a workload file (``.toml`` or ``.json``), not yet validated (see :func:`parse`)."""
+    path = Path(path)
+    source = str(path)
+    if path.suffix.lower() not in (".toml", ".json"):
+        raise ScenarioError(f"{source}: a workload file must end in .toml or .json")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ScenarioError(f"{source}: no such workload file") from None
+    except OSError as exc:
+        raise ScenarioError(f"{source}: cannot read it ({exc.strerror})") from None
+    try:
+        data = tomllib.loads(text) if path.suffix.lower() == ".toml" else json.loads(text)
+    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
+        raise ScenarioError(f"{source}: not valid {path.suffix[1:].upper()}: {exc}") from None
+    if not isinstance(data, dict):
+        raise ScenarioError(f"{source}: expected a table with [[mechanism]] entries")
+    return data
+
+
+def load(path: str | Path) -> list[tuple[Mechanism, int]]:
+    """Read and validate a workload file (``.toml`` or ``.json``): its ``(mechanism, times)`` pairs."""
+    return parse(read(path), source=str(path))
+
+
+def accountant(parts: Sequence[tuple[Mechanism, int]]) -> Accountant:
+    """An :class:`~lpdp.Accountant` with every ``(mechanism, times)`` composed."""
+    acc = Accountant()
+    for mech, times in parts:
+        acc.compose(mech, times)
+    return acc
+
+
+def report(guarantee: Guarantee, at: Sequence[float] = (), for_delta: Sequence[float] = ()
+           ) -> dict[str, Any]:
+    """Plain data of a guarantee: δ at each ε, ε for each δ (each ``lower``/``upper``), ``exact``, route.
+
+    Examples
+    --------
+    >>> from lpdp.workload import accountant, parse, report
+    >>> g = accountant(parse({"mechanism": [{"kind": "pure", "epsilon": 1.0, "times": 2}]})).guarantee()
+    >>> r = report(g, at=[2.0], for_delta=[0.0])
+    >>> r["delta_at"], r["epsilon_for"], r["exact"]
+    ([{'epsilon': 2.0, 'lower': 0.0, 'upper': 0.0}], [{'delta': 0.0, 'lower': 2.0, 'upper': 2.0}], True)
+    """
+    at_lo, at_hi = guarantee.delta(np.asarray(at, dtype=float))
+    fd_lo, fd_hi = guarantee.epsilon(np.asarray(for_delta, dtype=float))
+    return {
+        "delta_at": [{"epsilon": float(e), "lower": float(lo), "upper": float(hi)}
+                     for e, lo, hi in zip(at, np.atleast_1d(at_lo), np.atleast_1d(at_hi), strict=True)],
+        "epsilon_for": [{"delta": float(d), "lower": float(lo), "upper": float(hi)}
+                        for d, lo, hi in zip(for_delta, np.atleast_1d(fd_lo), np.atleast_1d(fd_hi),
+                                             strict=True)],
+        "exact": guarantee.exact,
+        "route": guarantee.route,
+    }
+
+
+def summary(data: Mapping[str, Any]) -> list[str]:
+    """Readable lines of a :func:`report`: guarantees rounded up, attack bounds rounded down."""
+    lines = [f"composition {'exact' if data['exact'] else 'bracketed'} (route: {data['route']})"]
+    for row in data["delta_at"]:
+        lines.append(_line(f"delta at eps={row['epsilon']:g}", row))
+    for row in data["epsilon_for"]:
+        lines.append(_line(f"eps for delta={row['delta']:g}", row))
+    return lines
+
+
+def _line(label: str, row: Mapping[str, float]) -> str:
+    if row["lower"] == row["upper"]:
+        return f"{label}: {format_upper(row['upper'])}"
+    return (f"{label}: at most {format_upper(row['upper'])} (guarantee); an attack reaches "
+            f"{format_lower(row['lower'])}")
