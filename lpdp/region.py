@@ -766,6 +766,8 @@ class _Face:
         """The ε >= 0 with ``δ(ε) = e^{log_dlt}`` for ``p_inf <= delta < δ(0)``, before rounding up, and
         the breakpoint ``L_i >= ε`` above it (where ``δ(L_i) <= delta``)."""
         i = int(np.searchsorted(self.log_c, log_dlt, side="right")) - 1
+        if log_dlt == _NEG_INF:             # δ = 0 (p_inf = 0): first reached at the breakpoint itself
+            return float(self.loss[i]), float(self.loss[i])
         # δ(L_i) = C_i <= delta < C_{i+1} = δ(L_{i+1}): ε in [L_{i+1}, L_i], where
         # delta = C_i + (1 - e^{ε - L_i}) D_i, i.e. ε = L_i + log(1 - (delta - C_i) / D_i).
         with np.errstate(divide="ignore"):
