@@ -40,8 +40,9 @@ _NAMES = {
     "Guarantee": "lpdp.accountant",
 }
 #: Submodules reachable as attributes of the package.
-_SUBMODULES = ("accountant", "compose", "errors", "export", "fdp", "filters", "lp", "mechanisms",
-               "mixture", "pld", "plot", "region", "scenarios", "testing", "tradeoff")
+_SUBMODULES = ("accountant", "compose", "display", "errors", "export", "fdp", "filters", "interop", "lp",
+               "mechanisms", "mixture", "pld", "plot", "region", "scenarios", "testing", "tradeoff",
+               "workload")
 
 __all__ = [
     "__version__",

@@ -185,20 +185,14 @@ class Accountant:
 
 
 def _merged(parts: Sequence[tuple[Mechanism, int]]) -> list[tuple[Mechanism, int]]:
-    out: list[tuple[Mechanism, int]] = []
+    counts: dict[Mechanism, int] = {}
     for i, item in enumerate(parts):
         if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], Mechanism)):
             raise ParameterError(f"parts[{i}]={item!r}: must be a (mechanism, times) pair")
-        mech, times = item[0], check_int(item[1], f"parts[{i}].times", 0)
-        if times == 0:
-            continue
-        for j, (m, t) in enumerate(out):
-            if m == mech:
-                out[j] = (m, t + times)
-                break
-        else:
-            out.append((mech, times))
-    return out
+        times = check_int(item[1], f"parts[{i}].times", 0)
+        if times:
+            counts[item[0]] = counts.get(item[0], 0) + times     # equal mechanisms merge
+    return list(counts.items())
 
 
 def _exact(region: Profile, name: str) -> Guarantee:

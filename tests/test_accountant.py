@@ -216,7 +216,7 @@ def test_mixed_workloads_consistent_with_dp_accounting(seed, caplog):
 
 
 def test_tradeoff_mechanism_composes_with_finite_parts():
-    g = route([(TradeoffMechanism(gaussian(0.5)), 4), (pure(0.2), 3)])
+    g = route([(TradeoffMechanism(gaussian(0.5)), 4), (pure(0.2), 2)])
     lo, hi = g.delta(EPS)
     assert not g.exact and np.all(lo <= hi)
     # Dropping the pure part can only lower δ: the bracket of G_1 alone (exact) sits below the upper side.

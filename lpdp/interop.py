@@ -1,0 +1,207 @@
+"""Interoperability with Google's dp_accounting (the optional extra ``lpdp[interop]``).
+
+* :func:`from_dp_event`: an :class:`~lpdp.Accountant` for a ``DpEvent`` built from
+  ``GaussianDpEvent``, ``LaplaceDpEvent``, ``RandomizedResponseDpEvent``, ``SelfComposedDpEvent``,
+  ``ComposedDpEvent`` and ``NoOpDpEvent``; so a dp_accounting user gets exact or certified answers;
+* :func:`to_pld`: a dp_accounting ``PrivacyLossDistribution`` of a region or a guarantee (pessimistic:
+  its δ(ε) is never below lpdp's upper side), to hand back to a dp_accounting pipeline;
+* :func:`from_pld`: the :class:`~lpdp.PrivacyRegion` of a PLD's pair (its δ(ε) equals the PLD's).
+
+dp_accounting's ``from_two_probability_mass_functions`` takes *log* masses, lower (Q) then upper (P);
+:func:`_pld_from_log_masses` is the one place that calls it.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from lpdp.accountant import Accountant, Guarantee
+from lpdp.errors import LpdpError, ParameterError
+from lpdp.mechanisms import DPMechanism, GaussianMechanism, LaplaceMechanism, randomized_response
+from lpdp.region import PrivacyRegion
+from lpdp.tradeoff import TradeoffFunction
+
+__all__ = ["from_dp_event", "to_pld", "from_pld"]
+
+#: The dp_accounting events :func:`from_dp_event` understands.
+SUPPORTED_EVENTS = ("GaussianDpEvent", "LaplaceDpEvent", "RandomizedResponseDpEvent", "SelfComposedDpEvent",
+                    "ComposedDpEvent", "NoOpDpEvent")
+
+
+def _dp_accounting() -> Any:
+    try:
+        import dp_accounting
+    except ImportError:   # pragma: no cover - the extra is installed in the test environment
+        raise LpdpError("dp_accounting is not installed: pip install 'lpdp[interop]'") from None
+    return dp_accounting
+
+
+def from_dp_event(event: Any) -> Accountant:
+    """An accountant holding the mechanisms of a dp_accounting ``DpEvent``.
+
+    ``GaussianDpEvent(m)`` is a Gaussian mechanism with σ = m and sensitivity 1, ``LaplaceDpEvent(m)`` a
+    Laplace mechanism with scale m, ``RandomizedResponseDpEvent(p, k)`` k-ary randomized response with
+    ``ε = log(1 + k(1 - p)/p)`` (keep the input with probability ``1 - p + p/k``; neighbours replace one
+    input, dp_accounting's ``REPLACE_ONE``); a noise parameter of 0 (no noise) is the mechanism that
+    reveals its input, ``(0, 1)``-DP. Every composition is adaptive, as in dp_accounting.
+
+    Examples
+    --------
+    >>> import dp_accounting
+    >>> from lpdp.interop import from_dp_event
+    >>> event = dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(2.0), 100)
+    >>> g = from_dp_event(event).guarantee()
+    >>> g.exact, round(g.epsilon(1e-5)[1], 4)
+    (True, 11.7727)
+    """
+    dpa = _dp_accounting()
+    acc = Accountant()
+    stack: list[tuple[Any, int]] = [(event, 1)]
+    while stack:
+        ev, times = stack.pop()
+        if isinstance(ev, dpa.NoOpDpEvent):
+            continue
+        if isinstance(ev, dpa.SelfComposedDpEvent):
+            stack.append((ev.event, times * int(ev.count)))
+        elif isinstance(ev, dpa.ComposedDpEvent):
+            stack.extend((e, times) for e in reversed(ev.events))
+        elif isinstance(ev, dpa.GaussianDpEvent):
+            acc.compose(_revealing() if ev.noise_multiplier == 0 else GaussianMechanism(ev.noise_multiplier),
+                        times)
+        elif isinstance(ev, dpa.LaplaceDpEvent):
+            acc.compose(_revealing() if ev.noise_multiplier == 0 else LaplaceMechanism(ev.noise_multiplier),
+                        times)
+        elif isinstance(ev, dpa.RandomizedResponseDpEvent):
+            rr = _rr(float(ev.noise_parameter), int(ev.num_buckets))
+            if rr is not None:          # one bucket: the output says nothing
+                acc.compose(rr, times)
+        else:
+            raise ParameterError(f"event={type(ev).__name__}: not supported; from_dp_event takes "
+                                 f"{', '.join(SUPPORTED_EVENTS)}")
+    return acc
+
+
+def _revealing() -> DPMechanism:
+    return DPMechanism([(0.0, 1.0)])
+
+
+def _rr(p: float, k: int) -> Any:
+    if not 0.0 <= p <= 1.0:
+        raise ParameterError(f"noise_parameter={p!r}: must be in [0, 1]")
+    if k == 1:
+        return None
+    if p == 0.0:
+        return _revealing()
+    return randomized_response(k, math.log1p(k * (1.0 - p) / p))
+
+
+def _pld_from_log_masses(log_p: dict[Any, float], log_q: dict[Any, float], discretization: float,
+                         *, symmetric: bool) -> Any:
+    """dp_accounting's pessimistic PLD of the pair (P, Q) given as ``{outcome: log mass}``."""
+    from dp_accounting.pld import privacy_loss_distribution as pld
+
+    return pld.from_two_probability_mass_functions(
+        log_probability_mass_function_lower=log_q, log_probability_mass_function_upper=log_p,
+        pessimistic_estimate=True, value_discretization_interval=discretization, symmetric=symmetric)
+
+
+def _region_log_masses(region: PrivacyRegion) -> tuple[dict[Any, float], dict[Any, float]]:
+    log_p = {i: float(v) for i, v in enumerate(region.log_p)}
+    log_q = {i: float(v) for i, v in enumerate(region.log_q)}
+    if region.log_p_inf > -math.inf:
+        log_p["+inf"] = region.log_p_inf
+    if region.log_q_ninf > -math.inf:
+        log_q["-inf"] = region.log_q_ninf
+    return log_p, log_q
+
+
+def to_pld(region_or_guarantee: PrivacyRegion | Guarantee, value_discretization_interval: float = 1e-4
+           ) -> Any:
+    """A dp_accounting ``PrivacyLossDistribution`` whose δ(ε) is never below lpdp's (upper side).
+
+    Regions (and guarantees whose upper side is a region) become the pessimistic PLD of their dominating
+    pair (losses rounded up to the discretization); a Gaussian guarantee ``G_μ`` becomes dp_accounting's
+    pessimistic Gaussian PLD with σ = 1/μ.
+
+    Examples
+    --------
+    >>> from lpdp import PrivacyRegion
+    >>> from lpdp.interop import to_pld
+    >>> r = PrivacyRegion.from_constraints([(1.0, 1e-3), (0.3, 0.05)])
+    >>> to_pld(r).get_delta_for_epsilon(0.5) >= r.delta(0.5)
+    True
+    """
+    _dp_accounting()
+    from lpdp._validate import check_positive
+
+    step = check_positive(value_discretization_interval, "value_discretization_interval")
+    side = region_or_guarantee.upper if isinstance(region_or_guarantee, Guarantee) else region_or_guarantee
+    if isinstance(side, PrivacyRegion):
+        log_p, log_q = _region_log_masses(side)
+        return _pld_from_log_masses(log_p, log_q, step, symmetric=True)   # δ = H(P || Q), as the region
+    if isinstance(side, TradeoffFunction) and side.name.startswith("G_"):
+        from dp_accounting.pld import privacy_loss_distribution as pld
+
+        mu = _gaussian_mu(side) * (1 + 1e-12)          # rounded up: the PLD must not undercut G_μ
+        return pld.from_gaussian_mechanism(1.0 / mu, pessimistic_estimate=True,
+                                           value_discretization_interval=step)
+    first, second = getattr(side, "first", None), getattr(side, "second", None)
+    if isinstance(first, PrivacyRegion) and isinstance(second, PrivacyRegion):
+        from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
+
+        remove = _pld_from_log_masses(*_region_log_masses(first), step, symmetric=True)
+        add = _pld_from_log_masses(*_region_log_masses(second), step, symmetric=True)
+        return PrivacyLossDistribution(remove._pmf_remove, add._pmf_remove)
+    raise ParameterError(f"region_or_guarantee={region_or_guarantee!r}: needs a PrivacyRegion or a "
+                         f"guarantee whose upper side is a region or a Gaussian trade-off function")
+
+
+def _gaussian_mu(f: TradeoffFunction) -> float:
+    """μ of ``G_μ`` from its fixed point ``Φ(-μ/2)``."""
+    from scipy.special import ndtri
+
+    return float(-2.0 * ndtri(f.fixed_point))
+
+
+def from_pld(pld: Any) -> PrivacyRegion:
+    """The region of a PLD's pair: atoms at the PLD's losses with its masses, plus its infinity mass.
+
+    Its δ(ε) equals the PLD's ``get_delta_for_epsilon`` (for a PLD that is not symmetric the region is
+    the convex hull of the two orders' regions, whose δ is the larger of the two).
+
+    Examples
+    --------
+    >>> from dp_accounting.pld import privacy_loss_distribution as pld
+    >>> from lpdp.interop import from_pld
+    >>> p = pld.from_laplace_mechanism(1.0, value_discretization_interval=1e-3)
+    >>> abs(float(from_pld(p).delta(0.5)) - p.get_delta_for_epsilon(0.5)) < 1e-12
+    True
+    """
+    _dp_accounting()
+    try:
+        pmfs = [pld._pmf_remove.to_dense_pmf()]
+        if not pld._symmetric:
+            pmfs.append(pld._pmf_add.to_dense_pmf())
+    except AttributeError:
+        raise ParameterError(f"pld={pld!r}: must be a dp_accounting PrivacyLossDistribution") from None
+    regions = [_pmf_region(p) for p in pmfs]
+    if len(regions) == 1:
+        return regions[0]
+    return PrivacyRegion.from_vertices(np.vstack([r.vertices for r in regions]))
+
+
+def _pmf_region(pmf: Any) -> PrivacyRegion:
+    probs = np.asarray(pmf._probs, dtype=float)
+    loss = (np.arange(probs.size) + pmf._lower_loss) * pmf._discretization
+    keep = probs > 0
+    loss, probs = loss[keep], probs[keep]
+    log_p = np.log(probs)
+    log_q = log_p - loss
+    inf_mass = float(pmf._infinity_mass)
+    q_rest = 1.0 - math.fsum(np.exp(log_q))
+    return PrivacyRegion.from_log_masses(
+        loss, log_p, log_q, log_p_inf=math.log(inf_mass) if inf_mass > 0 else -math.inf,
+        log_q_ninf=math.log(q_rest) if q_rest > 0 else -math.inf, check_total=False)
