@@ -54,8 +54,8 @@ def from_dp_event(event: Any) -> Accountant:
     >>> from lpdp.interop import from_dp_event
     >>> event = dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(2.0), 100)
     >>> g = from_dp_event(event).guarantee()
-    >>> g.exact, round(g.epsilon(1e-5)[1], 4)
-    (True, 11.7727)
+    >>> g.exact, round(g.epsilon(1e-5)[1], 4)     # G_5: μ = sqrt(100) / 2
+    (True, 33.1037)
     """
     dpa = _dp_accounting()
     acc = Accountant()
@@ -108,9 +108,11 @@ def _pld_from_log_masses(log_p: dict[Any, float], log_q: dict[Any, float], discr
         pessimistic_estimate=True, value_discretization_interval=discretization, symmetric=symmetric)
 
 
-def _region_log_masses(region: PrivacyRegion) -> tuple[dict[Any, float], dict[Any, float]]:
+def _region_log_masses(region: PrivacyRegion, shift: float = 0.0
+                       ) -> tuple[dict[Any, float], dict[Any, float]]:
+    """``{outcome: log mass}`` of the region's pair; ``shift`` raises every finite loss (Q-masses lowered)."""
     log_p = {i: float(v) for i, v in enumerate(region.log_p)}
-    log_q = {i: float(v) for i, v in enumerate(region.log_q)}
+    log_q = {i: float(v) - shift for i, v in enumerate(region.log_q)}
     if region.log_p_inf > -math.inf:
         log_p["+inf"] = region.log_p_inf
     if region.log_q_ninf > -math.inf:
@@ -123,15 +125,15 @@ def to_pld(region_or_guarantee: PrivacyRegion | Guarantee, value_discretization_
     """A dp_accounting ``PrivacyLossDistribution`` whose δ(ε) is never below lpdp's (upper side).
 
     Regions (and guarantees whose upper side is a region) become the pessimistic PLD of their dominating
-    pair (losses rounded up to the discretization); a Gaussian guarantee ``G_μ`` becomes dp_accounting's
-    pessimistic Gaussian PLD with σ = 1/μ.
+    pair (every loss raised by half the discretization, then rounded up to it by dp_accounting); a
+    Gaussian guarantee ``G_μ`` becomes dp_accounting's pessimistic Gaussian PLD with σ = 1/μ.
 
     Examples
     --------
     >>> from lpdp import PrivacyRegion
     >>> from lpdp.interop import to_pld
     >>> r = PrivacyRegion.from_constraints([(1.0, 1e-3), (0.3, 0.05)])
-    >>> to_pld(r).get_delta_for_epsilon(0.5) >= r.delta(0.5)
+    >>> bool(to_pld(r).get_delta_for_epsilon(0.5) >= r.delta(0.5))
     True
     """
     _dp_accounting()
@@ -140,7 +142,10 @@ def to_pld(region_or_guarantee: PrivacyRegion | Guarantee, value_discretization_
     step = check_positive(value_discretization_interval, "value_discretization_interval")
     side = region_or_guarantee.upper if isinstance(region_or_guarantee, Guarantee) else region_or_guarantee
     if isinstance(side, PrivacyRegion):
-        log_p, log_q = _region_log_masses(side)
+        # Every loss is moved up by half a step before dp_accounting rounds it up to its grid, so each
+        # rounded loss exceeds the true one by at least step/2: a margin far above the float error of
+        # dp_accounting's sums (a loss exactly on the grid would otherwise keep no margin at all).
+        log_p, log_q = _region_log_masses(side, shift=step / 2)
         return _pld_from_log_masses(log_p, log_q, step, symmetric=True)   # δ = H(P || Q), as the region
     if isinstance(side, TradeoffFunction) and side.name.startswith("G_"):
         from dp_accounting.pld import privacy_loss_distribution as pld
@@ -152,8 +157,8 @@ def to_pld(region_or_guarantee: PrivacyRegion | Guarantee, value_discretization_
     if isinstance(first, PrivacyRegion) and isinstance(second, PrivacyRegion):
         from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
 
-        remove = _pld_from_log_masses(*_region_log_masses(first), step, symmetric=True)
-        add = _pld_from_log_masses(*_region_log_masses(second), step, symmetric=True)
+        remove = _pld_from_log_masses(*_region_log_masses(first, step / 2), step, symmetric=True)
+        add = _pld_from_log_masses(*_region_log_masses(second, step / 2), step, symmetric=True)
         return PrivacyLossDistribution(remove._pmf_remove, add._pmf_remove)
     raise ParameterError(f"region_or_guarantee={region_or_guarantee!r}: needs a PrivacyRegion or a "
                          f"guarantee whose upper side is a region or a Gaussian trade-off function")
@@ -177,7 +182,7 @@ def from_pld(pld: Any) -> PrivacyRegion:
     >>> from dp_accounting.pld import privacy_loss_distribution as pld
     >>> from lpdp.interop import from_pld
     >>> p = pld.from_laplace_mechanism(1.0, value_discretization_interval=1e-3)
-    >>> abs(float(from_pld(p).delta(0.5)) - p.get_delta_for_epsilon(0.5)) < 1e-12
+    >>> bool(abs(float(from_pld(p).delta(0.5)) - p.get_delta_for_epsilon(0.5)) < 1e-12)
     True
     """
     _dp_accounting()
