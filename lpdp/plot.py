@@ -282,3 +282,77 @@ def sweep_lines(cells: Sequence[tuple[dict[str, Any], dict[str, Any]]], ax: Any,
     axes[0].set_ylabel(ylabel or y)
     axes[0].legend(fontsize="x-small", loc="best")
     return list(axes)
+
+
+def contact_sheet(pngs: Sequence[str | Path], ax: Any = None) -> list[Any]:
+    """Tile scenario figures into one image (``lpdp run --plot``): each tile is the scenario's own figure,
+    which carries its title; tiles are large enough that their fonts stay readable (8 × 6 inches each,
+    two per row). Replaces ``ax`` by the tiles; returns the images drawn.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> png = pathlib.Path(tempfile.mkdtemp()) / "a.png"
+    >>> _ = save_figure(lambda ax: ax.plot([0, 1]), png)
+    >>> len(contact_sheet([png]))
+    1
+    """
+    import math
+
+    import matplotlib.image as mpimg
+
+    fig = _axes(ax).figure
+    fig.clear()
+    cols = min(2, len(pngs))
+    rows = math.ceil(len(pngs) / cols)
+    fig.set_size_inches(8 * cols, 6 * rows)
+    out = []
+    for i, png in enumerate(pngs):
+        sub = fig.add_subplot(rows, cols, i + 1)
+        out.append(sub.imshow(mpimg.imread(png)))
+        sub.axis("off")
+    return out
+
+
+def fdp_tightening(rows: Sequence[dict[str, Any]], name: str, k: int, ax: Any = None) -> list[Any]:
+    """How an f-DP bracket narrows with the number n of (ε, δ) constraints: the largest δ gap and the
+    area between the two boundaries (left), and the bracket of ε at δ = 1e-5 (right; an infinite upper
+    side is marked at the top). ``rows`` are the tightening scenario's rows. Returns the artists.
+
+    Examples
+    --------
+    >>> rows = [{"n": 2, "max_delta_gap": 0.6, "area_between": 0.01, "epsilon_at_1e-5": [4.0, 9.0]},
+    ...         {"n": 4, "max_delta_gap": 0.3, "area_between": 0.004, "epsilon_at_1e-5": [5.0, 7.0]}]
+    >>> artists = fdp_tightening(rows, "G_1", 10)
+    """
+    import numpy as np
+
+    fig = _axes(ax).figure
+    fig.clear()
+    left, right = fig.subplots(1, 2)
+    ns = [r["n"] for r in rows]
+    out = left.loglog(ns, [r["max_delta_gap"] for r in rows], marker="o",
+                      label="largest δ gap between the two sides")
+    out += left.loglog(ns, [r["area_between"] for r in rows], marker="s",
+                       label="area between the two boundaries")
+    left.set_xlabel("constraints per approximation n (count)")
+    left.set_ylabel("gap (δ: probability; area: fraction of the unit square)")
+    left.set_title(f"{name} composed {k} times: width of the bracket", fontsize="medium")
+    left.legend(fontsize="small")
+    left.grid(True, which="both", lw=0.3, alpha=0.5)
+    lo = np.array([r["epsilon_at_1e-5"][0] for r in rows], dtype=float)
+    hi = np.array([r["epsilon_at_1e-5"][1] for r in rows], dtype=float)
+    finite = np.isfinite(hi)
+    out += right.semilogx(ns, lo, marker="v", label="lower side (attack bound)")
+    out += right.semilogx(np.asarray(ns)[finite], hi[finite], marker="^",
+                          label="upper side (valid guarantee)")
+    if not finite.all():
+        top = float(np.nanmax(np.concatenate([lo, hi[finite]]))) * 1.1
+        out += right.semilogx(np.asarray(ns)[~finite], [top] * int((~finite).sum()), "x", color="C1",
+                              label="upper side infinite (δ = 1e-5 not reached)")
+    right.set_xlabel("constraints per approximation n (count)")
+    right.set_ylabel("ε at δ = 1e-5 (nats)")
+    right.set_title(f"{name} composed {k} times: bracket of ε(1e-5)", fontsize="medium")
+    right.legend(fontsize="small")
+    right.grid(True, which="both", lw=0.3, alpha=0.5)
+    return out

@@ -243,3 +243,17 @@ def test_sequence_parameters_routes():
         return out
 
     assert worst(p) <= worst(optimal_parameters(1e-3, 10)) + 1e-9
+
+
+def test_laplace_classical_against_dp_accounting():
+    """Laplace b = 2: the accountant's certified count (14 at ε = 6, δ = 1e-3) against dp_accounting's
+    PLD at a fine discretisation (δ_14 = 4.1e-4 fits, δ_15 = 1.05e-3 does not)."""
+    from dp_accounting.pld import privacy_loss_distribution as pld
+
+    from lpdp.mechanisms import LaplaceMechanism
+
+    k = baselines(LaplaceMechanism(2.0), 6.0, 1e-3)["classical"].rounds
+    acc = pld.from_laplace_mechanism(parameter=2.0, sensitivity=1.0,
+                                     value_discretization_interval=1e-4)
+    assert acc.self_compose(k).get_delta_for_epsilon(6.0) <= 1e-3
+    assert acc.self_compose(k + 1).get_delta_for_epsilon(6.0) > 1e-3

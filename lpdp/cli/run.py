@@ -59,23 +59,12 @@ def _handle(args: argparse.Namespace) -> int:
 
 
 def _contact_sheet(pngs: list[str]):
-    """A ``plot`` callback that tiles the scenario figures into one image."""
+    """A ``plot`` callback tiling the scenario figures into one image (:func:`lpdp.plot.contact_sheet`)."""
 
     def draw(ax) -> None:
-        import math
+        from lpdp.plot import contact_sheet
 
-        import matplotlib.image as mpimg
-
-        fig = ax.figure
-        fig.delaxes(ax)
-        cols = min(3, len(pngs))
-        rows = math.ceil(len(pngs) / cols)
-        fig.set_size_inches(6 * cols, 4 * rows)
-        for i, png in enumerate(pngs):
-            sub = fig.add_subplot(rows, cols, i + 1)
-            sub.imshow(mpimg.imread(png))
-            sub.set_title(Path(png).stem, fontsize="small")
-            sub.axis("off")
+        contact_sheet(pngs, ax)
 
     return draw
 

@@ -573,25 +573,36 @@ def classical_rounds(mu: float, epsilon: float, delta: float) -> int:
 
 
 def _classical(mechanism: Mechanism, epsilon: float, delta: float, pairs: Pairs) -> Baseline:
+    """Optimal classical composition: the Gaussian closed form; otherwise the accountant
+    (:class:`lpdp.Accountant`: exact for finite mechanisms, a certified bracket for Laplace) on each
+    distinct ordered pair, counting the k whose guaranteed (upper) δ(ε) fits; ``at_least`` when the
+    bracket's attack side still fits at k + 1 or the search reached :data:`FINITE_CLASSICAL_CAP`."""
+    from lpdp.accountant import Accountant
+
     if isinstance(mechanism, GaussianMechanism):
         return Baseline("classical", classical_rounds(mechanism.mu, epsilon, delta))
-    if isinstance(mechanism, FiniteMechanism):
-        from lpdp.compose.multi import compose_regions
+    if isinstance(mechanism, RegionMechanism):
+        parts: list[Mechanism] = [mechanism]
+    elif isinstance(mechanism, FiniteMechanism):
+        parts = [FiniteMechanism.from_pair(np.exp(r.log_p).tolist() + [math.exp(r.log_p_inf), 0.0],
+                                           np.exp(r.log_q).tolist() + [0.0, math.exp(r.log_q_ninf)])
+                 for r in _pair_regions(mechanism, pairs)]
+    elif isinstance(mechanism, LaplaceMechanism):
+        parts = [mechanism]
+    else:
+        return Baseline("classical", None, note="not available for this mechanism")
+    worst, unsure = FINITE_CLASSICAL_CAP, False
+    for m in parts:
+        def fits(k: int, side: int = 1, m: Mechanism = m) -> bool:
+            r = m.region() if m.is_finite else None
+            if r is not None and not np.any(r.losses != 0):  # atoms 0 and ±inf: 1 - (1 - p_inf)^k
+                return -math.expm1(k * math.log1p(-math.exp(r.log_p_inf))) <= delta
+            return bool(Accountant().compose(m, k).guarantee().delta(epsilon)[side] <= delta)
 
-        worst = (FINITE_CLASSICAL_CAP, True)
-        def composed_delta(r: PrivacyRegion, k: int) -> float:
-            if not np.any(r.losses != 0):  # only the atoms 0 and +inf: δ_k(ε) = 1 - (1 - p_inf)^k
-                return -math.expm1(k * math.log1p(-math.exp(r.log_p_inf)))
-            return float(compose_regions([(r, k)]).delta(epsilon))
-
-        for r in _pair_regions(mechanism, pairs):
-            try:
-                k = _largest(lambda k, r=r: composed_delta(r, k) <= delta, FINITE_CLASSICAL_CAP)
-            except ParameterError as exc:  # a pair whose region is not its own mirror
-                return Baseline("classical", None, note=f"not available: {exc}")
-            worst = min(worst, k)
-        return Baseline("classical", worst[0], at_least=worst[1])
-    return Baseline("classical", None, note="not available for this mechanism")
+        k, capped = _largest(fits, FINITE_CLASSICAL_CAP)
+        if k < worst:
+            worst, unsure = k, capped or (k < FINITE_CLASSICAL_CAP and fits(k + 1, 0))
+    return Baseline("classical", worst, at_least=unsure or worst == FINITE_CLASSICAL_CAP)
 
 
 def _best_alpha(mechanism: Mechanism, epsilon: float, delta: float,

@@ -144,16 +144,12 @@ def run_tightening(params: dict[str, Any]) -> ScenarioOutput:
                f"{r['seconds']:.2f} s" for r in rows]
 
     def draw(ax: Any) -> None:
-        ns = [r["n"] for r in rows]
-        ax.loglog(ns, [r["max_delta_gap"] for r in rows], marker="o", label="max delta gap")
-        ax.loglog(ns, [r["area_between"] for r in rows], marker="s", label="area between boundaries")
-        ax.set_xlabel("constraints per approximation n")
-        ax.set_title(f"{f.name}, k={k}", fontsize="small")
-        ax.legend(fontsize="small")
-        ax.grid(True, which="both", lw=0.3, alpha=0.5)
+        from lpdp.plot import fdp_tightening
+
+        fdp_tightening(rows, f.name, k, ax)
 
     return ScenarioOutput(payload={"tradeoff": f.name, "k": k, "rows": rows}, summary=summary, plot=draw,
-                          figsize=(6.0, 4.5))
+                          figsize=(12.0, 4.8))
 
 
 register(ScenarioKind("fdp_bracket", "bracket the composition of a Gaussian or Laplace mechanism by n DP "
