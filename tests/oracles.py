@@ -374,3 +374,20 @@ def tally_summary() -> list[str]:
     lines.append(f"{'TOTAL':<28} cases {tot['cases']:>5}  checks {tot['checks']:>6}  understatements "
                  f"{tot['unsafe']:>3}")
     return lines
+
+
+def kairouz_profile(epsilon: float, delta: float, k: int) -> list[tuple[float, float]]:
+    """The paper's closed form ``δ_i = 1 - (1-δ)^k (1 - δ'_i)`` at ``ε_i = (k - 2i) ε`` (Kairouz et al.).
+
+    An independent route to :func:`lpdp.compose.homogeneous` (it sums binomial terms directly, in floating
+    point, so use it only for moderate k).
+    """
+    eps, dlt = float(epsilon), float(delta)
+    out = []
+    for i in range(k // 2 + 1):
+        s = 0.0
+        for j in range(i):
+            s += math.comb(k, j) * (math.exp((k - j) * eps) - math.exp((k - 2 * i + j) * eps))
+        dprime = s / (1 + math.exp(eps)) ** k
+        out.append(((k - 2 * i) * eps, 1 - (1 - dlt) ** k * (1 - dprime)))
+    return sorted(out)

@@ -10,9 +10,8 @@ from hypothesis import strategies as st
 
 from lpdp import ParameterError, PrivacyRegion
 from lpdp.compose import homogeneous
-from lpdp.compose.kairouz import kairouz_profile
 from lpdp.testing import assert_regions_equal
-from tests.oracles import brute_force_delta
+from tests.oracles import brute_force_delta, kairouz_profile
 
 RR = lambda e, d: ([d, (1 - d) * math.exp(e) / (1 + math.exp(e)), (1 - d) / (1 + math.exp(e)), 0.0],  # noqa: E731
                    [0.0, (1 - d) / (1 + math.exp(e)), (1 - d) * math.exp(e) / (1 + math.exp(e)), d])

@@ -20,7 +20,7 @@ from lpdp._validate import check_delta, check_epsilon, check_int
 from lpdp.compose._levels import lattice_loss
 from lpdp.region import PrivacyRegion, check_normalised
 
-__all__ = ["homogeneous", "kairouz_profile"]
+__all__ = ["homogeneous"]
 
 #: Peak bytes and vectorised operations per lattice atom of :func:`homogeneous` (measured ~150 bytes and
 #: ~1 s per 10^6 atoms on one shared core; rounded up so that an accepted k stays within the budget).
@@ -71,22 +71,3 @@ def homogeneous(epsilon: float, delta: float, k: int) -> PrivacyRegion:
                                            check_total=False)
     check_normalised(region, f"homogeneous({eps!r}, {dlt!r}, {k})")
     return region
-
-
-def kairouz_profile(epsilon: float, delta: float, k: int) -> list[tuple[float, float]]:
-    """The paper's closed form ``δ_i = 1 - (1-δ)^k (1 - δ'_i)`` at ``ε_i = (k - 2i) ε`` (Kairouz et al.).
-
-    An independent route to :func:`homogeneous` (it sums binomial terms directly, in floating point,
-    so use it only for moderate k); kept for tests and for readers who want the paper's formula.
-    """
-    eps = check_epsilon(epsilon, "epsilon")
-    dlt = check_delta(delta, "delta")
-    k = check_int(k, "k", 1)
-    out = []
-    for i in range(k // 2 + 1):
-        s = 0.0
-        for j in range(i):
-            s += math.comb(k, j) * (math.exp((k - j) * eps) - math.exp((k - 2 * i + j) * eps))
-        dprime = s / (1 + math.exp(eps)) ** k
-        out.append(((k - 2 * i) * eps, 1 - (1 - dlt) ** k * (1 - dprime)))
-    return sorted(out)
