@@ -17,12 +17,12 @@ Run: ``python benchmarks/bench_scale.py [--full]``.
 from __future__ import annotations
 
 import argparse
-import multiprocessing as mp
 import resource
 import sys
 import time
 
 import numpy as np
+from bench_double_dp import measure  # a fresh interpreter per measurement (run from benchmarks/)
 
 FIG2 = ((0.3, 0.0), (0.15, 0.02))
 
@@ -87,22 +87,6 @@ def _base():
     import lpdp.compose  # noqa: F401
 
     return (0.0, _rss_mb())
-
-
-def _child(conn, fn, args):
-    conn.send(fn(*args))
-    conn.close()
-
-
-def measure(fn, *args):
-    """Run ``fn(*args)`` in a fresh interpreter and return its result."""
-    ctx = mp.get_context("spawn")
-    parent, child = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(child, fn, args))
-    proc.start()
-    out = parent.recv()
-    proc.join()
-    return out
 
 
 def _mp_kairouz(eps: float, k: int, at: float) -> float:

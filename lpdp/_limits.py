@@ -92,24 +92,22 @@ def _positive(value: float | None, name: str) -> float | None:
     return v
 
 
+def _resolve(value: float | None, name: str, slot: int, env: str, default: float) -> float:
+    """A per-call value if given, else the :func:`budget` block's (``slot``), else the environment's."""
+    for candidate in (_positive(value, name), _OVERRIDE.get()[slot]):
+        if candidate is not None:
+            return candidate
+    return _from_env(env, default)
+
+
 def memory_limit_bytes(memory_gb: float | None = None) -> int:
     """The memory budget in bytes: ``memory_gb`` if given, else :func:`budget`'s, else the environment's."""
-    gb = _positive(memory_gb, "memory_gb")
-    if gb is None:
-        gb = _OVERRIDE.get()[0]
-    if gb is None:
-        gb = _from_env(ENV_MEMORY, DEFAULT_MEMORY_GB)
-    return int(gb * 1e9)
+    return int(_resolve(memory_gb, "memory_gb", 0, ENV_MEMORY, DEFAULT_MEMORY_GB) * 1e9)
 
 
 def time_limit_seconds(seconds: float | None = None) -> float:
     """The time budget in seconds: ``seconds`` if given, else :func:`budget`'s, else the environment's."""
-    s = _positive(seconds, "seconds")
-    if s is None:
-        s = _OVERRIDE.get()[1]
-    if s is None:
-        s = _from_env(ENV_SECONDS, DEFAULT_SECONDS)
-    return s
+    return _resolve(seconds, "seconds", 1, ENV_SECONDS, DEFAULT_SECONDS)
 
 
 @contextlib.contextmanager
