@@ -126,7 +126,7 @@ class Bracket:
         return self.from_below.area() - self.from_above.area()
 
 
-def below(f: TradeoffFunction, constraints: int = 2, *, step: float | None = None,
+def below(f: TradeoffFunction, n: int = 2, *, step: float | None = None,
           delta_min: float | None = None, layout: Layout = "area") -> Approximation:
     """The best n-constraint approximation of f from below (Proposition 1 for n = 2; module docstring).
 
@@ -148,7 +148,7 @@ def below(f: TradeoffFunction, constraints: int = 2, *, step: float | None = Non
     >>> below(gaussian(1.0), 3, delta_min=1e-9).constraints[0][1] <= 1e-9
     True
     """
-    n, step = _check(f, constraints, step)
+    n, step = _check(f, n, step)
     top = _top_epsilon(f, delta_min, step, layout)
     if layout == "tail":
         eps = _tail_grid(top, n, step)
@@ -164,7 +164,7 @@ def below(f: TradeoffFunction, constraints: int = 2, *, step: float | None = Non
     return Approximation("below", tuple((float(e), float(d)) for e, d in zip(eps, dl, strict=True)), step)
 
 
-def above(f: TradeoffFunction, constraints: int = 2, *, step: float | None = None,
+def above(f: TradeoffFunction, n: int = 2, *, step: float | None = None,
           delta_min: float | None = None, layout: Layout = "area") -> Approximation:
     """The best n-constraint approximation of f from above (Proposition 2 for n = 2; module docstring).
 
@@ -179,7 +179,7 @@ def above(f: TradeoffFunction, constraints: int = 2, *, step: float | None = Non
     >>> [(round(e, 5), round(d, 5)) for e, d in above(gaussian(1.0)).constraints]
     [(1.37838, 0.0), (0.38215, 0.23932)]
     """
-    n, step = _check(f, constraints, step)
+    n, step = _check(f, n, step)
     top = _top_epsilon(f, delta_min, step, layout)
     if layout == "tail":
         return Approximation("above", _chain(f, _tail_grid(top, n, step)[::-1]), step)
@@ -193,7 +193,7 @@ def above(f: TradeoffFunction, constraints: int = 2, *, step: float | None = Non
     return Approximation("above", best, step)
 
 
-def bracket(f: TradeoffFunction, k: int, constraints: int = 2, *, step: float | None = None,
+def bracket(f: TradeoffFunction, k: int, n: int = 2, *, step: float | None = None,
             delta_min: float | None = None, layout: Layout = "area") -> Bracket:
     """Bracket the k-fold composition of f between compositions of its n-constraint approximations.
 
@@ -203,7 +203,7 @@ def bracket(f: TradeoffFunction, k: int, constraints: int = 2, *, step: float | 
         A symmetric trade-off function (:mod:`lpdp.tradeoff`).
     k : int
         Number of composed f-DP mechanisms, >= 1.
-    constraints : int
+    n : int
         n >= 1 constraints per approximation. n <= 2 is exact (Propositions 1–2 composed by Kairouz or
         Theorems 2–3, no lattice); n >= 3 uses the lattice ``step`` (default :data:`DEFAULT_STEP`).
     step : float, optional
@@ -231,7 +231,7 @@ def bracket(f: TradeoffFunction, k: int, constraints: int = 2, *, step: float | 
     True
     """
     k = check_int(k, "k", 1)
-    n = check_int(constraints, "constraints", 1, MAX_CONSTRAINTS)
+    n = check_int(n, "n", 1, MAX_CONSTRAINTS)
     if step is None and n >= 3:
         step = DEFAULT_STEP
     lo = below(f, n, step=step, delta_min=delta_min, layout=layout)
@@ -239,7 +239,7 @@ def bracket(f: TradeoffFunction, k: int, constraints: int = 2, *, step: float | 
     return Bracket(lo, hi, lo.compose(k), hi.compose(k), f.composed(k), k)
 
 
-def bracket_mixed(parts: Sequence[tuple[TradeoffFunction, int]], constraints: int = 2, *,
+def bracket_mixed(parts: Sequence[tuple[TradeoffFunction, int]], n: int = 2, *,
                   step: float | None = None, delta_min: float | None = None, layout: Layout = "area",
                   regions: Sequence[tuple[PrivacyRegion, int]] = ()) -> Bracket:
     """Bracket the composition of mechanisms with *different* trade-off functions (heterogeneous f-DP).
@@ -266,7 +266,7 @@ def bracket_mixed(parts: Sequence[tuple[TradeoffFunction, int]], constraints: in
     items = list(parts)
     if not items:
         raise ParameterError("parts=[]: at least one (trade-off function, count) pair is needed")
-    n = check_int(constraints, "constraints", 1, MAX_CONSTRAINTS)
+    n = check_int(n, "n", 1, MAX_CONSTRAINTS)
     counts = [check_int(c, f"parts[{i}].count", 0) for i, (_, c) in enumerate(items)]
     lows = [below(f, n, step=step, delta_min=delta_min, layout=layout) for f, _ in items]
     highs = [above(f, n, step=step, delta_min=delta_min, layout=layout) for f, _ in items]
@@ -296,11 +296,11 @@ def _on_lattice(region: PrivacyRegion, step: float | None, *, outward: bool) -> 
 
 
 # ---------------------------------------------------------------------- helpers
-def _check(f: object, constraints: object, step: object) -> tuple[int, float | None]:
+def _check(f: object, n: object, step: object) -> tuple[int, float | None]:
     if not isinstance(f, TradeoffFunction):
         raise ParameterError(f"f={f!r}: must be a TradeoffFunction (lpdp.tradeoff.gaussian, laplace, "
                              f"from_callable)")
-    n = check_int(constraints, "constraints", 1, MAX_CONSTRAINTS)
+    n = check_int(n, "n", 1, MAX_CONSTRAINTS)
     return n, None if step is None else check_positive(step, "step")
 
 

@@ -16,12 +16,16 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.special import log_ndtr, ndtr, ndtri
 
 from lpdp._validate import check_int, check_positive
 from lpdp.errors import ParameterError
+
+if TYPE_CHECKING:
+    from lpdp.region import PrivacyRegion
 
 __all__ = ["TradeoffFunction", "gaussian", "gaussian_delta", "laplace", "from_callable"]
 
@@ -207,6 +211,25 @@ class TradeoffFunction:
             if mid in (lo, hi):
                 return hi
             lo, hi = (mid, hi) if float(self.delta(mid)) > delta else (lo, mid)
+
+    def inscribed_region(self) -> PrivacyRegion:
+        """A polygon with its vertices on the graph of f (a fixed grid, log-spaced near ``t = 0``).
+
+        Chords of a convex f lie above it, so the polygon is inside the exact region: an attack-bound side,
+        meant for plots and areas (the exact answers come from :meth:`delta` and the accountant).
+
+        Examples
+        --------
+        >>> from lpdp.tradeoff import gaussian
+        >>> f = gaussian(1.0)
+        >>> r = f.inscribed_region()
+        >>> bool(r.delta(1.0) <= f.delta(1.0) < r.delta(1.0) + 1e-4)
+        True
+        """
+        from lpdp.region import PrivacyRegion
+
+        t = np.unique(np.concatenate([np.geomspace(1e-9, 1e-2, 80), np.linspace(0.0, 1.0, 801)]))
+        return PrivacyRegion.from_vertices(np.column_stack([t, self._f(t)]))
 
     def composed(self, k: int) -> TradeoffFunction | None:
         """The exact k-fold composition where a closed form is known (``G_μ -> G_{μ√k}``), else ``None``."""

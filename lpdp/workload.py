@@ -55,7 +55,7 @@ from lpdp.region import PrivacyRegion
 from lpdp.scenarios._schema import Field, validate
 
 __all__ = ["KINDS", "MECHANISM", "mechanism_from_entry", "parse", "read", "load", "accountant", "report",
-           "summary"]
+           "regions", "summary"]
 
 #: Keys of one ``[[mechanism]]`` table (which ones a kind needs: :data:`KINDS`).
 MECHANISM: dict[str, Field] = {
@@ -212,6 +212,16 @@ def report(guarantee: Guarantee, at: Sequence[float] = (), for_delta: Sequence[f
         "exact": guarantee.exact,
         "route": guarantee.route,
     }
+
+
+def regions(guarantee: Guarantee) -> dict[str, PrivacyRegion]:
+    """Labelled regions to plot or export: the exact composition, or both sides when they are regions
+    (empty when a side is not a region, e.g. a Gaussian's ``G_μ`` or the certified engine's bracket)."""
+    if guarantee.exact and isinstance(guarantee.upper, PrivacyRegion):
+        return {"composition (exact)": guarantee.upper}
+    if isinstance(guarantee.upper, PrivacyRegion) and isinstance(guarantee.lower, PrivacyRegion):
+        return {"guarantee (upper)": guarantee.upper, "attack bound (lower)": guarantee.lower}
+    return {}
 
 
 def summary(data: Mapping[str, Any]) -> list[str]:

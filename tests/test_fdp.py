@@ -319,9 +319,9 @@ def test_heterogeneous_gaussians_bracket_the_exact_composition():
 
 
 @pytest.mark.parametrize("call, match", [
-    (lambda: bracket(gaussian(1.0), 3, 0), r"constraints=0: must be an integer in \[1, 64\]"),
+    (lambda: bracket(gaussian(1.0), 3, 0), r"n=0: must be an integer in \[1, 64\]"),
     (lambda: bracket(gaussian(1.0), 0), r"k=0: must be an integer >= 1"),
-    (lambda: below(gaussian(1.0), 2.5), r"constraints=2.5"),
+    (lambda: below(gaussian(1.0), 2.5), r"n=2.5"),
     (lambda: above(gaussian(1.0), 2, step=-0.1), r"step=-0.1: must be finite and > 0"),
     (lambda: below(lambda t: 1 - t, 2), r"f=<function .*>: must be a TradeoffFunction"),
     (lambda: bracket_mixed([], 2), r"parts=\[\]"),

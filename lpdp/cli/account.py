@@ -78,11 +78,7 @@ def _handle(args: argparse.Namespace) -> int:
     guarantee = workload.accountant(parts).guarantee()
     payload = workload.report(guarantee, at, for_delta)
     payload["workload"] = entries
-    regions: dict[str, Any] = {}
-    if guarantee.exact and hasattr(guarantee.upper, "vertices"):
-        regions = {"composition (exact)": guarantee.upper}
-    elif hasattr(guarantee.upper, "vertices") and hasattr(guarantee.lower, "vertices"):
-        regions = {"guarantee (upper)": guarantee.upper, "attack bound (lower)": guarantee.lower}
+    regions = workload.regions(guarantee)
     table = [{"query": "delta_at", "epsilon": r["epsilon"], "delta": "", "lower": r["lower"],
               "upper": r["upper"]} for r in payload["delta_at"]]
     table += [{"query": "epsilon_for", "epsilon": "", "delta": r["delta"], "lower": r["lower"],

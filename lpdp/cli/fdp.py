@@ -35,12 +35,11 @@ def _number(text: str, option: str) -> float | int:
 
 def _exact_dict(f: Any, at: list[float], top: float) -> dict[str, Any]:
     eps = np.linspace(0.0, top, 201)
-    t = np.unique(np.concatenate([np.geomspace(1e-9, 1e-2, 60), np.linspace(0.0, 1.0, 401)]))
     return {
         "tradeoff": f.name,
         "profile": [[float(e), float(d)] for e, d in zip(eps, f.delta(eps), strict=True)],
         "delta_at": [[e, float(f.delta(e))] for e in at],
-        "vertices": [[float(x), float(y)] for x, y in zip(t, f(t), strict=True)],
+        "vertices": f.inscribed_region().vertices.tolist(),
         "sampled": True,
     }
 
@@ -85,8 +84,9 @@ def _handle_accountant(args: argparse.Namespace) -> int:
 
 
 def _handle_constraints(args: argparse.Namespace) -> int:
+    from lpdp._validate import check_int
     from lpdp.export import region_dict
-    from lpdp.fdp import bracket
+    from lpdp.fdp import MAX_CONSTRAINTS, bracket
     from lpdp.region import PrivacyRegion
     from lpdp.tradeoff import gaussian, laplace
 
@@ -95,13 +95,13 @@ def _handle_constraints(args: argparse.Namespace) -> int:
     else:
         f, mech = laplace(_number(args.laplace, "--laplace")), {"laplace": float(args.laplace)}
     k = _number(args.k, "-k")
-    n = _number(args.constraints or "2", "--constraints")
+    n = check_int(_number(args.constraints or "2", "--constraints"), "--constraints", 1, MAX_CONSTRAINTS)
     step = None if args.step is None else _number(args.step, "--step")
     at = list(args.at or [])
     delta_min = None if args.delta_min is None else _number(args.delta_min, "--delta-min")
     layout = args.layout or "area"
     b = bracket(f, k, n, step=step, delta_min=delta_min, layout=layout)
-    payload: dict[str, Any] = {**mech, "k": b.k, "constraints": int(n), "step": b.below.step,
+    payload: dict[str, Any] = {**mech, "k": b.k, "n": n, "step": b.below.step,
                                "layout": layout, "delta_min": delta_min}
     for key, side, region in (("from_below", b.below, b.from_below), ("from_above", b.above, b.from_above)):
         payload[key] = {**region_dict(region, at), "approximation": [list(c) for c in side.constraints]}

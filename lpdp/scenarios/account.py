@@ -28,22 +28,18 @@ SCHEMA = {
 
 def run(params: dict[str, Any]) -> ScenarioOutput:
     """Compose the workload and report both sides of the guarantee."""
-    from lpdp.workload import accountant, parse, report, summary
+    from lpdp.workload import accountant, parse, regions, report, summary
 
     guarantee = accountant(parse({"mechanism": params["mechanism"]})).guarantee()
     payload = report(guarantee, params["at"], params["for_delta"])
-    regions: dict[str, Any] = {}
-    if guarantee.exact and hasattr(guarantee.upper, "vertices"):
-        regions = {"composition (exact)": guarantee.upper}
-    elif hasattr(guarantee.upper, "vertices") and hasattr(guarantee.lower, "vertices"):
-        regions = {"guarantee (upper)": guarantee.upper, "attack bound (lower)": guarantee.lower}
+    shown = regions(guarantee)
 
     def draw(ax: Any) -> None:
         from lpdp.plot import regions as draw_regions
 
-        draw_regions(list(regions.values()), labels=list(regions), ax=ax)
+        draw_regions(list(shown.values()), labels=list(shown), ax=ax)
 
-    return ScenarioOutput(payload=payload, summary=summary(payload), plot=draw if regions else None)
+    return ScenarioOutput(payload=payload, summary=summary(payload), plot=draw if shown else None)
 
 
 register(ScenarioKind("account", "the privacy of a workload: any mix of mechanisms, each run some number "

@@ -11,8 +11,6 @@ from __future__ import annotations
 import time
 from typing import Any
 
-import numpy as np
-
 from lpdp._validate import check_epsilon, check_int, check_positive, check_probability
 from lpdp.display import format_lower, format_upper
 from lpdp.errors import ParameterError
@@ -58,8 +56,8 @@ COMMON = {
 BRACKET_SCHEMA = {
     **COMMON,
     "ks": Field("list[int]", "numbers of compositions, one panel each", required=True, check=_ints),
-    "constraints": Field("int", "constraints per approximation (n >= 1)", default=2,
-                         check=lambda v: check_int(v, "constraints", 1)),
+    "n": Field("int", "number of (epsilon, delta) constraints per approximation (n >= 1)", default=2,
+               check=lambda v: check_int(v, "n", 1)),
     "at": Field("list[float]", "epsilons at which to report delta", default=[0.5, 1.0, 2.0],
                 check=lambda v: [check_epsilon(e, f"[{i}]") for i, e in enumerate(v)]),
 }
@@ -77,20 +75,12 @@ def _tradeoff(params: dict[str, Any]) -> Any:
     return (gaussian if params["mechanism"] == "gaussian" else laplace)(params["parameter"])
 
 
-def _exact_region(f: Any) -> Any:
-    """A fine inscribed polygon of an exact trade-off curve (for plots and areas only)."""
-    from lpdp.region import PrivacyRegion
-
-    t = np.unique(np.concatenate([np.geomspace(1e-9, 1e-2, 80), np.linspace(0.0, 1.0, 801)]))
-    return PrivacyRegion.from_vertices(np.column_stack([t, f(t)]))
-
-
 def run_bracket(params: dict[str, Any]) -> ScenarioOutput:
     """The bracket for each k, against the exact composition where known (Figure 3)."""
     from lpdp.export import region_dict
     from lpdp.fdp import bracket
 
-    f, n, at = _tradeoff(params), params["constraints"], params["at"]
+    f, n, at = _tradeoff(params), params["n"], params["at"]
     panels, payload, summary = {}, {}, []
     for k in params["ks"]:
         b = bracket(f, k, n, step=params["step"], delta_min=params["delta_min"], layout=params["layout"])
@@ -101,7 +91,7 @@ def run_bracket(params: dict[str, Any]) -> ScenarioOutput:
             "max_delta_gap": b.max_gap(), "area_between": b.area_between(), "step": b.below.step,
         }
         if b.exact is not None:
-            regions["exact"] = _exact_region(b.exact)
+            regions["exact"] = b.exact.inscribed_region()
             row["exact"] = {"tradeoff": b.exact.name, "delta_at": [[e, float(b.exact.delta(e))] for e in at]}
         panels[k] = regions
         payload[f"k={k}"] = row
