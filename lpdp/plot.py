@@ -230,6 +230,10 @@ def filter_telemetry(result: Any, ax: Any = None) -> list[Any]:
         share = [(s >= k).mean() for k in t]
         artists += right.step(t, share, where="post", **FILTER_STYLES.get(name, {}),
                               label=f"{filter_label(name)}: mean {s.mean():.1f}")
+    if result.classical is not None:
+        artists += right.step(t, (t <= result.classical).astype(float), where="post",
+                              **FILTER_STYLES["classical"],
+                              label=f"classical composition of the declared sequence: {result.classical}")
     right.set_xlabel("t (reports released, count)")
     right.set_ylabel("share of devices with at least t reports")
     right.set_title(f"every filter, budget (ε, δ) = ({result.epsilon:g}, {result.delta:g}), "

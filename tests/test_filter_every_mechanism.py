@@ -189,7 +189,7 @@ def test_api_errors_are_lpdp_errors(tmp_path):
     (["simulate", "--sigma", "2", "--trajectories", "1e12"], "trajectories=1000000000000"),
     (["audit", "--sigma", "2", "--max-steps", "1e9"], "max_steps=1000000000"),
     (["audit", "--rr", "2.5,1"], "K must be an integer"),
-    (["audit", "--mechanism", "/nonexistent/m.json"], "cannot read it"),
+    (["audit", "--mechanism", "/nonexistent/m.json"], "no such workload file"),
 ])
 def test_cli_errors_are_one_line(capsys, argv, match):
     base = ["--epsilon", "6", "--delta", "1e-3"]
@@ -203,8 +203,11 @@ def test_cli_errors_are_one_line(capsys, argv, match):
 def test_every_mechanism_option_keeps_the_json_keys(capsys, tmp_path):
     f = tmp_path / "m.json"
     f.write_text(json.dumps(randomized_response(2, 1.0).to_dict()))
+    w = tmp_path / "w.toml"
+    w.write_text('[[mechanism]]\nkind = "finite"\np = [0.5, 0.3, 0.2]\nq = [0.2, 0.3, 0.5]\ntimes = 3\n')
     for option in (["--sigma", "2"], ["--laplace", "2"], ["--rr", "3,0.5"], ["--pure", "0.5"],
-                   ["--dp", "1,0", "--dp", "0.5,0.1"], ["--mechanism", str(f)]):
+                   ["--dp", "1,0", "--dp", "0.5,0.1"], ["--mechanism", str(f)],
+                   ["--mechanism", str(w)]):
         common = [*option, "--epsilon", "4", "--delta", "0.05", "--max-steps", "8"]
         out = run_json(capsys, "filter", "simulate", *common, "--trajectories", "500")
         assert {"survival", "expected_T", "method", "baselines", "expected_releases"} <= set(out)
@@ -257,3 +260,13 @@ def test_laplace_classical_against_dp_accounting():
                                      value_discretization_interval=1e-4)
     assert acc.self_compose(k).get_delta_for_epsilon(6.0) <= 1e-3
     assert acc.self_compose(k + 1).get_delta_for_epsilon(6.0) > 1e-3
+
+
+def test_a_workload_of_several_mechanisms_is_refused_in_one_line(capsys, tmp_path):
+    w = tmp_path / "two.toml"
+    w.write_text('[[mechanism]]\nkind = "pure"\nepsilon = 0.5\n[[mechanism]]\nkind = "gaussian"\n'
+                 'sigma = 2.0\n')
+    assert main(["filter", "audit", "--mechanism", str(w), "--epsilon", "6", "--delta", "1e-3",
+                 "--max-steps", "10"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "2 different mechanisms" in err

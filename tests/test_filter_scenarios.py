@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,16 @@ def test_ldp_telemetry_scenario(tmp_path):
     assert replayed.steps == res["stopping_times"][0]
     assert max(replayed.spent().values()) == pytest.approx(res["max_loss_paths"][0][-1])
     assert row["summary"][0].startswith(f"{len(res['stopping_times'])} devices")
+    # classical reference: RR(0.5) then Gaussian(σ = 2) reports; dp_accounting's PLDs agree on 9
+    from dp_accounting.pld import privacy_loss_distribution as pld
+
+    keep = math.exp(0.5) / (math.exp(0.5) + 3)
+    rr = pld.from_randomized_response(noise_parameter=(1 - keep) * 4 / 3, num_buckets=4,
+                                      value_discretization_interval=1e-4)
+    g = pld.from_gaussian_mechanism(2.0, value_discretization_interval=1e-4)
+    assert res["classical_reports"] == 9
+    assert rr.compose(g.self_compose(8)).get_delta_for_epsilon(6.0) <= 1e-4
+    assert rr.compose(g.self_compose(9)).get_delta_for_epsilon(6.0) > 1e-4
     by_filter = res["stopping_times_by_filter"]
     assert set(by_filter) == {"realisation", "union", "combined", "renyi", "concentrated", "additive",
                               "advanced"}

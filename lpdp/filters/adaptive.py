@@ -19,6 +19,7 @@ model. :func:`sequence_parameters` offers both routes:
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -146,7 +147,9 @@ class Telemetry:
 
     ``stops[name]`` are the devices' stopping times (reports released); ``paths`` the largest realised
     loss over ordered pairs after each report (the realisation-level filter); ``parameters`` the
-    realisation-level filter's (δ̃, θ); ``notes`` why a filter could not run.
+    realisation-level filter's (δ̃, θ); ``notes`` why a filter could not run; ``classical`` the largest
+    k whose declared sequence (k reports, composed by :class:`lpdp.Accountant`, upper side) meets the
+    budget, capped at N: the reference a non-adaptive analyst would use.
     """
 
     epsilon: float
@@ -158,6 +161,7 @@ class Telemetry:
     truths: list[str]
     transcript: dict[str, Any] = field(repr=False)
     notes: dict[str, str] = field(default_factory=dict)
+    classical: int | None = None
 
     def mean_reports(self) -> dict[str, float]:
         """Mean number of reports per device, per filter."""
@@ -245,4 +249,20 @@ def telemetry(categories: Sequence[str], epsilon: float, delta: float, max_steps
                     transcript = f.transcript()
             if progress is not None:
                 progress(j * devices + device + 1, total)
-    return Telemetry(epsilon, delta, n_max, p, stops, paths, truths, transcript, notes)
+    return Telemetry(epsilon, delta, n_max, p, stops, paths, truths, transcript, notes,
+                     _classical_sequence(declared, epsilon, delta))
+
+
+def _classical_sequence(declared: Sequence[Step], epsilon: float, delta: float) -> int:
+    """Largest k <= len(declared) whose first k declared rounds, composed by the accountant, have a
+    guaranteed (upper) δ(ε) <= δ."""
+    from lpdp.accountant import Accountant
+    from lpdp.filters.baselines import _largest
+
+    def fits(k: int) -> bool:
+        acc = Accountant()
+        for mech, n in Counter(m for m, _ in declared[:k]).items():
+            acc.compose(mech, n)
+        return bool(acc.guarantee().delta(epsilon)[1] <= delta)
+
+    return _largest(fits, len(declared))[0]

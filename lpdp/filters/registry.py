@@ -7,8 +7,6 @@ filter (any :class:`~lpdp.filters.Filter` subclass) is added with :func:`registe
 
 from __future__ import annotations
 
-import json
-import tomllib
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -114,37 +112,34 @@ for _name, _label in (("renyi", "Rényi (best order)"), ("concentrated", "concen
 
 
 def load_mechanism(path: str | Path) -> Mechanism:
-    """Read one mechanism from a JSON or TOML file: the plain data of
-    :meth:`~lpdp.mechanisms.Mechanism.to_dict` (``type = "finite"`` with ``table`` and ``outputs``,
-    ``"gaussian"``, ``"laplace"``, ``"dp"``, ``"region"``).
+    """Read the mechanism of i.i.d. rounds from a JSON or TOML file: either a workload file of
+    :mod:`lpdp.workload` (``[[mechanism]]`` tables; every entry must be the same mechanism, ``times`` is
+    ignored), or the plain data of :meth:`~lpdp.mechanisms.Mechanism.to_dict` (``type = "finite"`` with
+    ``table`` and ``outputs``, ``"gaussian"``, ``"laplace"``, ``"dp"``, ``"region"``).
 
     Examples
     --------
-    >>> import json, pathlib, tempfile
-    >>> f = pathlib.Path(tempfile.mkdtemp()) / "m.json"
-    >>> _ = f.write_text(json.dumps({"type": "finite", "table": [[0, [0.75, 0.25]], [1, [0.25, 0.75]]],
-    ...                              "outputs": [0, 1]}))
-    >>> load_mechanism(f).probabilities(1).tolist()
-    [0.25, 0.75]
+    >>> import pathlib, tempfile
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "m.toml"
+    >>> _ = f.write_text('[[mechanism]]\\nkind = "randomized_response"\\ncategories = 4\\nepsilon = 0.7')
+    >>> load_mechanism(f).probabilities(0).round(4).tolist()
+    [0.4016, 0.1995, 0.1995, 0.1995]
     """
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ParameterError(f"--mechanism {str(path)!r}: cannot read it "
-                             f"({getattr(exc, 'strerror', None) or exc})") from None
-    try:
-        data = tomllib.loads(text) if path.suffix.lower() == ".toml" else json.loads(text)
-    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
-        raise ParameterError(f"--mechanism {str(path)!r}: not valid {path.suffix[1:] or 'JSON'} "
-                             f"({exc})") from None
-    if not isinstance(data, dict) or "type" not in data:
-        raise ParameterError(f"--mechanism {str(path)!r}: expected a mechanism table with a 'type' key "
-                             "(gaussian, laplace, finite, dp, region)")
-    try:
-        return mechanism_from_dict(data)
-    except (KeyError, TypeError, ValueError) as exc:
-        if isinstance(exc, ParameterError):
-            raise
-        raise ParameterError(f"--mechanism {str(path)!r}: malformed {data['type']!r} mechanism "
-                             f"({type(exc).__name__}: {exc})") from None
+    from lpdp import workload
+
+    data = workload.read(path)
+    source = f"--mechanism {str(path)!r}"
+    if "type" in data:
+        try:
+            return mechanism_from_dict(data)
+        except (KeyError, TypeError, ValueError) as exc:
+            if isinstance(exc, ParameterError):
+                raise
+            raise ParameterError(f"{source}: malformed {data['type']!r} mechanism "
+                                 f"({type(exc).__name__}: {exc})") from None
+    distinct = list(dict.fromkeys(m for m, _ in workload.parse(data, source=source)))
+    if len(distinct) != 1:
+        raise ParameterError(f"{source}: the workload has {len(distinct)} different mechanisms; lpdp "
+                             "filter runs i.i.d. rounds of one (for a declared sequence of several, see "
+                             "lpdp.filters.adaptive.sequence_parameters)")
+    return distinct[0]

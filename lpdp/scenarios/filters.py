@@ -72,12 +72,14 @@ def _telemetry(params: dict[str, Any]) -> ScenarioOutput:
         summary.append(f"  {filter_label(name):<28} mean {s.mean():6.2f} (min {s.min()}, max {s.max()},"
                        f" {np.mean(s == n_max):.0%} reached N)")
     summary += [f"  {filter_label(k):<28} {v}" for k, v in r.notes.items()]
+    summary.append(f"  classical composition of the declared sequence (reference): {r.classical} reports")
     summary.append(f"realisation-level parameters ({params['parameters']} route): delta_tilde = "
                    f"{r.parameters.delta_tilde:.4g}, theta = {r.parameters.theta:.4g}")
     return ScenarioOutput(
         payload={"delta_tilde": r.parameters.delta_tilde, "theta": r.parameters.theta,
                  "stopping_times": r.stops["realisation"], "stopping_times_by_filter": r.stops,
                  "mean_reports": r.mean_reports(), "notes": r.notes, "true_values": r.truths,
+                 "classical_reports": r.classical,
                  "max_loss_paths": r.paths,
                  "mean_stopping_time": r.mean_reports()["realisation"]},
         summary=summary, plot=lambda ax: filter_telemetry(r, ax), figsize=(12.0, 5.0),
