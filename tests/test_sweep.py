@@ -222,3 +222,12 @@ def test_progress_bar_only_when_asked(tmp_path, capsys):
     run_file(src, tmp_path / "b", scheduler="serial")  # stderr is not a terminal here
     assert capsys.readouterr().err == ""
     assert math.isfinite(json.loads((tmp_path / "b" / "s.json").read_text())["seconds"])
+
+
+def test_huge_grids_are_refused_before_expanding(tmp_path):
+    src = scenario(tmp_path, "k = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\ndelta = "
+                   + str([10.0 ** -i for i in range(2, 12)]) + "\nconstraints = " + str([[[1.0, 0.0],
+                   [0.5, 0.1]]] * 3000))
+    src.write_text(src.read_text().replace('constraints = [[0.3, 0.0], [0.15, 0.02]]\n', ""))
+    with pytest.raises(ParameterError, match=r"\[sweep\] of 10 x 10 x 3000 cells needs ~6 GB of memory"):
+        load(src)

@@ -12,6 +12,8 @@ from lpdp.scenarios import Field, ScenarioKind, ScenarioOutput, Split, register
 
 #: At most this many chunks (tasks) per audit: raise ``chunk`` for more trajectories.
 MAX_CHUNKS = 100_000
+#: Seconds per node of a chunk's prefix tree (a filter copy, an ``ask`` and a ``record``), high side.
+SECONDS_PER_NODE = 1e-4
 
 
 def _filter_name(value: str) -> str:
@@ -63,10 +65,18 @@ def _policy(params: dict[str, Any]) -> Any:
 
 
 def _chunks(params: dict[str, Any]) -> int:
+    """The number of chunks, after checking the estimated work against the budget (:mod:`lpdp._limits`):
+    a chunk's tree has at most ``min(chunk, outputs^t)`` nodes at depth ``t``, under each database."""
+    from lpdp._limits import check_budget
+
     n = math.ceil(params["trajectories"] / params["chunk"])
     if n > MAX_CHUNKS:
         raise ParameterError(f"trajectories={params['trajectories']}, chunk={params['chunk']}: {n} chunks, "
                              f"more than {MAX_CHUNKS}; raise chunk")
+    outputs = params["categories"] * (2 if params["leak"] > 0 else 1)
+    nodes = sum(min(params["chunk"], outputs ** min(t, 64)) for t in range(params["max_steps"] + 1))
+    check_budget(f"trajectories={params['trajectories']}, chunk={params['chunk']}, "
+                 f"max_steps={params['max_steps']}", seconds=2 * n * nodes * SECONDS_PER_NODE)
     return n
 
 

@@ -24,6 +24,7 @@ import hashlib
 import io
 import itertools
 import json
+import math
 import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -37,6 +38,9 @@ from lpdp._version import __version__
 from lpdp.errors import ScenarioError
 
 __all__ = ["Sweep", "build_sweep", "cell_seed", "run_scenario", "scalar_columns"]
+
+#: Memory held per cell (its validated parameters, its result, its CSV row), high side, for the budget.
+BYTES_PER_CELL = 20_000
 
 
 @dataclass(frozen=True)
@@ -119,6 +123,11 @@ def build_sweep(grid: Any, data: Mapping[str, Any], schema: Mapping[str, Any], *
     for k in (k for g in groups for k in g):
         if k in data:
             raise ScenarioError(f"{source}: key {k!r} is both set and swept; remove one")
+    from lpdp._limits import check_budget
+
+    sizes = [len(grid[g[0]]) for g in groups]
+    check_budget(f"[sweep] of {' x '.join(map(str, sizes))} cells",
+                 memory_bytes=math.prod(sizes) * BYTES_PER_CELL)
     axes = [[dict(zip(g, vals, strict=True)) for vals in zip(*(grid[k] for k in g), strict=True)]
             for g in groups]
     combos = [{k: v for part in combo for k, v in part.items()} for combo in itertools.product(*axes)]

@@ -1,0 +1,87 @@
+"""Sweeps and chunked Monte Carlo audits: serial against a Dask ``LocalCluster``, in one process.
+
+Run: ``.venv/bin/python benchmarks/bench_sweep.py [--workers 2] [--trajectories 100000000]``. Prints the
+start-up cost of a local cluster, then, for
+the shipped 63-cell filter sweep and a 200-cell composition sweep, the wall time with ``--scheduler
+serial`` and with ``--scheduler local`` (cluster start-up included) and the speed-up, and checks that both
+``result`` objects are identical; then runs a chunked Monte Carlo audit of ``--trajectories`` trajectories
+per database on the local cluster and prints the throughput per worker.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from pathlib import Path
+
+from lpdp.parallel import resolve_scheduler, run_tasks
+from lpdp.scenarios import run_file
+
+ROOT = Path(__file__).resolve().parents[1]
+
+COMPOSITION_200 = """kind = "double_dp_epsilon"
+title = "epsilon at delta = 1e-6 against k = 1..200"
+constraints = [[0.3, 0.0], [0.15, 0.02]]
+delta = 1e-6
+[sweep]
+k = {ks}
+"""
+
+AUDIT = """kind = "filter_adaptive_audit"
+title = "chunked audit"
+epsilon = 3.0
+delta = 0.05
+max_steps = 10
+leak = 0.002
+trajectories = {n}
+chunk = {chunk}
+"""
+
+
+def timed(src: Path, out: Path, scheduler: str, workers: int | None) -> tuple[float, dict]:
+    t0 = time.perf_counter()
+    run_file(src, out, scheduler=scheduler, workers=workers, progress=False)
+    seconds = time.perf_counter() - t0
+    return seconds, json.loads((out / f"{src.stem}.json").read_text())
+
+
+def compare(name: str, src: Path, tmp: Path, workers: int) -> None:
+    serial, a = timed(src, tmp / f"{name}-serial", "serial", None)
+    local, b = timed(src, tmp / f"{name}-local", "local", workers)
+    same = json.dumps(a["result"]) == json.dumps(b["result"])
+    print(f"{name:<28} cells {len(a['result']['cells']):>4}   serial {serial:7.2f} s   local x{workers} "
+          f"{local:7.2f} s   speed-up {serial / local:5.2f}   identical result: {same}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--trajectories", type=int, default=100_000_000)
+    parser.add_argument("--chunk", type=int, default=1_000_000)
+    args = parser.parse_args()
+    t0 = time.perf_counter()
+    list(run_tasks(abs, [(-1,)] * args.workers, resolve_scheduler("local", workers=args.workers)))
+    print(f"local cluster of {args.workers} workers: start, one tiny task per worker, stop: "
+          f"{time.perf_counter() - t0:.2f} s (paid once per lpdp run)")
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        shipped = ROOT / "scenarios" / "filter_sweep_gaussian.toml"
+        compare("filter sweep (shipped)", shipped, tmp, args.workers)
+        comp = tmp / "composition200.toml"
+        comp.write_text(COMPOSITION_200.format(ks=list(range(1, 201))))
+        compare("composition sweep k=1..200", comp, tmp, args.workers)
+        audit = tmp / "audit.toml"
+        audit.write_text(AUDIT.format(n=args.trajectories, chunk=args.chunk))
+        for scheduler, workers in (("serial", None), ("local", args.workers)):
+            seconds, doc = timed(audit, tmp / f"audit-{scheduler}", scheduler, workers)
+            n = 2 * doc["result"]["trajectories"]  # under each database of the pair
+            per = n / seconds / (workers or 1)
+            print(f"audit {n:.0e} trajectories, {-(-args.trajectories // args.chunk)} chunks, {scheduler:<6} "
+                  f"{seconds:7.2f} s   {per:.3g} trajectories/s per worker   "
+                  f"consistent: {doc['result']['consistent']}")
+
+
+if __name__ == "__main__":
+    main()
