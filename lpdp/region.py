@@ -83,6 +83,11 @@ class PrivacyRegion:
     def __delattr__(self, name: str) -> None:
         raise AttributeError(f"PrivacyRegion is immutable (cannot delete {name!r})")
 
+    def __reduce__(self) -> tuple[type, tuple]:
+        # Pickle (Dask workers, copy.deepcopy) through the constructor: slot assignment is refused above,
+        # and the prefix face is rebuilt on the first query.
+        return (PrivacyRegion, (self._loss, self._log_p, self._log_q, self._log_p_inf, self._log_q_ninf))
+
     @classmethod
     def from_log_masses(cls, loss: Iterable[float], log_p: Iterable[float],
                         log_q: Iterable[float] | None = None, *, log_p_inf: float = _NEG_INF,

@@ -298,3 +298,18 @@ def test_profile_of_a_million_atoms_is_exact_at_sampled_breakpoints():
     idx = np.array([0, 1, 1000, 250_000, 400_000, 499_000, 500_000])
     eps = np.array([prof[i][0] for i in idx])
     np.testing.assert_allclose([prof[i][1] for i in idx], np.exp(direct_log_delta(r, eps)), rtol=1e-12)
+
+
+def test_regions_pickle_and_deepcopy_with_their_answers():
+    """Regions cross process boundaries (Dask sweeps): pickling used to fail on the immutability guard."""
+    import copy
+    import pickle
+
+    from lpdp.compose import homogeneous
+
+    r = homogeneous(0.5, 1e-3, 20)
+    r.epsilon(1e-3)                                   # builds the prefix face
+    for other in (pickle.loads(pickle.dumps(r)), copy.deepcopy(r)):
+        assert np.array_equal(other.losses, r.losses) and other.log_p_inf == r.log_p_inf
+        assert other.epsilon(1e-3) == r.epsilon(1e-3)
+        assert np.array_equal(other.delta([0.0, 1.0, 3.0]), r.delta([0.0, 1.0, 3.0]))
