@@ -25,13 +25,18 @@ import pytest
 from lpdp import PrivacyRegion, mix
 from lpdp.compose import double_dp, heterogeneous, homogeneous, multi
 from tests.oracles import (
+    atoms_delta_mp,
     dp_pair_mp,
     gaussian_delta_mp,
     intersection_delta_mp,
     intersection_tradeoff_mp,
     kairouz_delta_mp,
+    laplace_delta_mp,
+    pair_power_atoms_mp,
     pair_power_delta_mp,
+    product_atoms_mp,
     rr_levels_delta_mp,
+    rr_pair_mp,
     tally,
 )
 
@@ -77,8 +82,8 @@ def _constraints(rng: np.random.Generator, n: int) -> list[tuple[float, float]]:
 
 
 def _check(route: str, values, refs, case: str, failures: list[str], *, side: str = "exact",
-           rtol: float = EXACT_RTOL) -> None:
-    for i, v, r in tally(route, values, refs, side=side, rtol=rtol):
+           rtol: float = EXACT_RTOL, known: bool = False) -> None:
+    for i, v, r in tally(route, values, refs, side=side, rtol=rtol, known=known):
         failures.append(f"{route} {case} [point {i}]: {v!r} vs reference {r!r}")
 
 
@@ -361,7 +366,8 @@ def test_delta_near_the_top_loss(name, build, reference, where):
     top = float(r.losses.max())
     eps = [top] if where == "at" else [top * (1.0 - 1e-6)]
     failures: list[str] = []
-    _check(f"top loss [{name}]", r.delta(eps), reference(eps), f"{name} {where} {eps}", failures)
+    _check(f"top loss [{name}]", r.delta(eps), reference(eps), f"{name} {where} {eps}", failures,
+           known=True)
     _assert_none(failures)
 
 
@@ -391,7 +397,8 @@ def test_delta_at_composed_edge_losses():
         pos = np.asarray(r.losses)[np.asarray(r.losses) > 0]
         top = float(pos.max())
         eps = [top, top * (1.0 - 1e-6), *map(float, rng.choice(pos, min(2, pos.size), replace=False))]
-        _check(f"edge losses [{kind}]", r.delta(eps), ref(eps), f"{kind} seed {seed} at {eps}", failures)
+        _check(f"edge losses [{kind}]", r.delta(eps), ref(eps), f"{kind} seed {seed} at {eps}", failures,
+               known=True)
     _assert_none(failures)
 
 
@@ -403,3 +410,126 @@ def test_optimal_parameters_fit_their_own_budget_regression():
     for delta in (1e-3, 1e-2):
         p = optimal_parameters(delta, 2, randomized_response(3, 0.17898283542314275), inputs=[(0, 1)])
         assert p.delta_tilde + p.theta * (1 - p.delta_tilde) * p.max_steps <= delta
+
+
+# -- the accountant's Guarantee and the certified engine -------------------------------------------
+def _accountant_case(rng: np.random.Generator, kind: str):
+    """``(parts, reference δ(ε) function, exact?)`` of one seeded accountant case."""
+    from lpdp.mechanisms import DPMechanism, GaussianMechanism, LaplaceMechanism, pure, randomized_response
+
+    if kind == "kairouz":
+        e0, d0 = _dp_pair(rng)
+        k = int(rng.integers(1, 80))
+        return [(DPMechanism([(e0, d0)]), k)], functools.partial(kairouz_delta_mp, e0, d0, k), True
+    if kind == "theorem1":
+        levels = [(float(e), int(c)) for e, c in zip(np.round(rng.uniform(0.05, 1.5, 3), 6),
+                                                      rng.integers(1, 9, 3), strict=True)]
+        return ([(pure(e), c) for e, c in levels],
+                functools.partial(rr_levels_delta_mp, [(e, 0.0, c) for e, c in levels]), True)
+    if kind in ("double", "multi"):
+        cons = _constraints(rng, 2 if kind == "double" else 3)
+        k = int(rng.integers(1, 7 if kind == "double" else 4))
+        return [(DPMechanism(cons), k)], functools.partial(pair_power_delta_mp, *dp_pair_mp(cons), k), True
+    if kind == "product":
+        m, e_rr = int(rng.integers(2, 4)), float(rng.uniform(0.1, 1.5))
+        cons = [_dp_pair(rng)]
+        k1, k2 = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+        prods = product_atoms_mp(pair_power_atoms_mp(rr_pair_mp(m, e_rr), 0, k1),
+                                 pair_power_atoms_mp(*dp_pair_mp(cons), k2))
+        return ([(randomized_response(m, e_rr), k1), (DPMechanism(cons), k2)],
+                functools.partial(atoms_delta_mp, prods), True)
+    if kind == "gaussian":
+        s1, s2 = (float(x) for x in rng.uniform(0.5, 4.0, 2))
+        k1, k2 = int(rng.integers(1, 50)), int(rng.integers(1, 50))
+        mu = math.sqrt(k1 / s1 ** 2 + k2 / s2 ** 2)
+        return ([(GaussianMechanism(s1), k1), (GaussianMechanism(s2), k2)],
+                functools.partial(gaussian_delta_mp, mu), True)
+    if kind == "gaussian+rr":
+        s, e_rr = float(rng.uniform(0.7, 3.0)), float(rng.uniform(0.1, 1.0))
+        k1, k2 = int(rng.integers(1, 10)), int(rng.integers(1, 4))
+        prods = pair_power_atoms_mp(rr_pair_mp(2, e_rr), 0, k2)
+        return ([(GaussianMechanism(s), k1), (randomized_response(2, e_rr), k2)],
+                functools.partial(atoms_delta_mp, prods, mu=math.sqrt(k1) / s), False)
+    b = float(rng.uniform(0.3, 3.0))       # "laplace": one run, closed form
+    return [(LaplaceMechanism(b), 1)], functools.partial(laplace_delta_mp, b), False
+
+
+ACCOUNTANT_KINDS = ("kairouz", "theorem1", "double", "multi", "product", "gaussian", "gaussian+rr",
+                    "laplace")
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_accountant_guarantee(profile):
+    """``Guarantee.delta``: lower <= reference <= upper (rtol 1e-12 on exact routes, 0 on certified
+    brackets); ``Guarantee.epsilon``: the reference δ at the upper ε is within the asked δ."""
+    from lpdp.accountant import route
+
+    failures: list[str] = []
+    for seed in _seeds(profile, 8, 96):
+        rng = np.random.default_rng([12, seed])
+        kind = ACCOUNTANT_KINDS[seed % len(ACCOUNTANT_KINDS)]
+        parts, reference, exact = _accountant_case(rng, kind)
+        g = route(parts)
+        top = float(rng.uniform(1.0, 6.0))
+        eps = [0.0, *(float(x) for x in rng.uniform(0.0, top, 4))]
+        lo, hi = g.delta(eps)
+        ref = reference(eps)
+        rtol = EXACT_RTOL if exact else 0.0
+        case = f"route({parts}) [{g.route}] at {eps}"
+        _check(f"accountant[{kind}] upper", hi, ref, case, failures, side="upper", rtol=rtol)
+        _check(f"accountant[{kind}] lower", lo, ref, case, failures, side="lower", rtol=rtol)
+        targets = [1e-3, 1e-6]
+        eps_hi = [float(g.epsilon(d)[1]) for d in targets]
+        # ε within 1e-3 (relative) below a composition's largest loss is the known open case of
+        # test_delta_near_the_top_loss (test_accountant_epsilon_near_the_top_loss).
+        top = float(np.max(g.upper.losses)) if isinstance(g.upper, PrivacyRegion) and len(g.upper) else 0.0
+        finite = [(d, e) for d, e in zip(targets, eps_hi, strict=True)
+                  if math.isfinite(e) and not (top > 0 and abs(top - e) <= 1e-3 * top)]
+        if finite:
+            _check(f"accountant[{kind}] epsilon", [d for d, _ in finite], reference([e for _, e in finite]),
+                   f"{case}: epsilon at {finite}", failures, side="upper", rtol=rtol)
+    _assert_none(failures)
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_pld_engine_bracket(profile):
+    """``lpdp.pld.compose`` of loss laws: lower <= reference <= upper at every ε (rtol 0)."""
+    from lpdp.mechanisms import GaussianMechanism, randomized_response
+    from lpdp.pld import compose
+
+    failures: list[str] = []
+    for seed in _seeds(profile, 4, 40):
+        rng = np.random.default_rng([13, seed])
+        s, e_rr = float(rng.uniform(0.7, 3.0)), float(rng.uniform(0.1, 1.2))
+        k1 = int(rng.integers(0, 12))
+        k2 = int(rng.integers(0 if k1 else 1, 5))
+        m = int(rng.integers(2, 4))
+        parts = [(GaussianMechanism(s).loss_law(), k1), (randomized_response(m, e_rr).loss_law(), k2)]
+        bracket = compose([p for p in parts if p[1] > 0])
+        prods = pair_power_atoms_mp(rr_pair_mp(m, e_rr), 0, k2)
+        eps = [0.0, *(float(x) for x in rng.uniform(0.0, 5.0, 4))]
+        ref = atoms_delta_mp(prods, eps, mu=math.sqrt(k1) / s)
+        lo, hi = bracket.delta(eps)
+        case = f"pld.compose(gaussian({s!r}) x {k1}, rr({m}, {e_rr!r}) x {k2}) at {eps}"
+        _check("pld.compose upper", hi, ref, case, failures, side="upper", rtol=0.0)
+        _check("pld.compose lower", lo, ref, case, failures, side="lower", rtol=0.0)
+    _assert_none(failures)
+
+
+@pytest.mark.parametrize("parts", [
+    pytest.param([(1.152223, 4), (1.333044, 4), (0.393907, 2)], id="theorem1"),
+    pytest.param([(0.525539, 4), (1.147328, 3), (1.482396, 1)], id="theorem1-b"),
+])
+@pytest.mark.xfail(strict=True, reason=_TOP_REASON + "; epsilon(1e-6) lands just below the largest loss, "
+                   "so the upper ε is too small by the same rounding (δ there exceeds 1e-6 by ~1e-11)")
+def test_accountant_epsilon_near_the_top_loss(parts):
+    from lpdp.accountant import route
+    from lpdp.mechanisms import pure
+
+    g = route([(pure(e), k) for e, k in parts])
+    eps_hi = float(g.epsilon(1e-6)[1])
+    ref = rr_levels_delta_mp([(e, 0.0, k) for e, k in parts], [eps_hi])[0]
+    failures: list[str] = []
+    _check("accountant epsilon near top", [1e-6], [ref], f"route({parts}).epsilon(1e-6) = {eps_hi!r}",
+           failures, side="upper", known=True)
+    _assert_none(failures)
