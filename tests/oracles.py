@@ -201,25 +201,11 @@ def _mpf(x):
 
 
 def kairouz_delta_mp(eps0, delta0, k, eps):
-    """δ(ε) of the k-fold composition of (ε0, δ0)-DP, Kairouz, Oh and Viswanath's closed form, in mpmath.
-
+    """δ(ε) of the k-fold composition of (ε0, δ0)-DP, Kairouz, Oh and Viswanath's closed form, in mpmath:
     ``1 - (1-δ0)^k + (1-δ0)^k Σ_{i: (k-2i) ε0 > ε} C(k,i) p^{k-i} q^i (1 - e^{ε - (k-2i) ε0})`` with
-    ``p = e^{ε0}/(1+e^{ε0})``, ``q = 1 - p``; a list, one value per ε. O(k) terms per ε.
+    ``p = e^{ε0}/(1+e^{ε0})``, the one-level case of :func:`rr_levels_delta_mp` (O(k) terms per ε).
     """
-    import mpmath as mp
-
-    with mp.workdps(MP_DPS):
-        e0, d0 = _mpf(eps0), _mpf(delta0)
-        lp, lq = e0 - mp.log1p(mp.exp(e0)), -mp.log1p(mp.exp(e0))
-        log_a = k * mp.log1p(-d0) if d0 < 1 else -mp.inf
-        terms = [(mp.mpf(k - 2 * i) * e0, mp.loggamma(k + 1) - mp.loggamma(i + 1) - mp.loggamma(k - i + 1)
-                  + (k - i) * lp + i * lq) for i in range(k + 1)]
-        out = []
-        for e in eps:
-            em = _mpf(e)
-            pure = mp.fsum(mp.exp(lt) * -mp.expm1(em - L) for L, lt in terms if L > em)
-            out.append(-mp.expm1(log_a) + mp.exp(log_a) * pure)
-        return out
+    return rr_levels_delta_mp([(eps0, delta0, k)], eps)
 
 
 def rr_levels_delta_mp(levels, eps):
