@@ -13,6 +13,7 @@ Dask is optional (``pip install 'lpdp[dask]'``); asking for ``local`` or an addr
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from collections.abc import Callable, Iterator, Sequence
@@ -128,9 +129,10 @@ def _client(scheduler: Scheduler) -> Iterator[Any]:
     from distributed import Client, LocalCluster
 
     if scheduler.kind == "local":
-        # Everything on 127.0.0.1, the dashboard on a free port (a fixed one may be taken).
+        # Everything on 127.0.0.1, the dashboard on a free port (a fixed one may be taken); only
+        # critical cluster logs (a Ctrl-C otherwise prints the workers' lost-connection errors).
         with LocalCluster(n_workers=scheduler.workers, threads_per_worker=1, processes=True,
-                          host="127.0.0.1", dashboard_address="127.0.0.1:0", silence_logs=40
+                          host="127.0.0.1", dashboard_address="127.0.0.1:0", silence_logs=logging.CRITICAL
                           ) as cluster, Client(cluster) as client:
             yield client
         return
