@@ -270,3 +270,33 @@ def test_a_workload_of_several_mechanisms_is_refused_in_one_line(capsys, tmp_pat
                  "--max-steps", "10"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "2 different mechanisms" in err
+
+
+@pytest.mark.parametrize("k", [20, 30])
+def test_laplace_monte_carlo_within_3_standard_errors_of_exact(k):
+    """Laplace b = 2, k rounds (a deterministic stop, as any mechanism-level filter on i.i.d. rounds):
+    the Monte Carlo hockey-stick δ against the accountant's bracket of δ_k(6) (width < 1e-4)."""
+    from lpdp.accountant import Accountant
+    from lpdp.filters.audit import rule_audit
+    from lpdp.filters.realisation import StoppingRule
+    from lpdp.mechanisms import LaplaceMechanism
+
+    lap = LaplaceMechanism(2.0)
+    rule = StoppingRule(6.0, k, ((1, 0), (0, 1)), True, (math.inf, math.inf), 0)
+    _, pairs = rule_audit(rule, lap, method="monte-carlo", trajectories=100_000, seed=3)
+    lo, hi = Accountant().compose(lap, k).guarantee().delta(6.0)
+    assert hi - lo < 1e-4
+    for p in pairs:
+        assert abs(p.hockey_stick_delta - (lo + hi) / 2) <= 3 * p.hockey_stick_stderr + (hi - lo) / 2
+
+
+def test_every_filter_within_its_delta_on_laplace():
+    from lpdp.mechanisms import LaplaceMechanism
+
+    lap = LaplaceMechanism(1.0)
+    for kind in filter_kinds():
+        f = build_filter(kind.name, lap, 4.0, 0.05, 12, [(1, 0)])
+        r = audit(f, lap, trajectories=20_000, seed=1)
+        assert r.method == "monte-carlo" and r.hockey_stick_upper <= 0.05, kind.name
+        if kind.level == "realisation":
+            assert r.tail_upper <= 0.05, kind.name
