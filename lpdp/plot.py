@@ -172,14 +172,10 @@ def filter_survival(c: Any, ax: Any = None) -> list[Any]:
     for name, curve in c.monte_carlo.items():
         artists += ax.plot(t, curve.survival, ".", ms=3, color=FILTER_STYLES.get(name, {}).get("color"),
                            label=f"{filter_label(name)}: Monte Carlo check")
-    ax.set_xlabel("t (number of releases)")
-    ax.set_ylabel("P(T ≥ t)  (probability of at least t releases)")
     ax.set_xlim(0, c.max_steps + 0.5)
     ax.set_ylim(-0.02, 1.02)
-    ax.set_title(f"{_mechanism_name(c.mechanism)}: ε = {c.epsilon:g}, δ = {c.delta:g}, "
-                 f"N = {c.max_steps}", fontsize="medium")
-    ax.legend(fontsize="x-small", loc="best")
-    ax.grid(True, lw=0.3, alpha=0.5)
+    _dress(ax, "t (number of releases)", "P(T ≥ t)  (probability of at least t releases)",
+           f"{_mechanism_name(c.mechanism)}: ε = {c.epsilon:g}, δ = {c.delta:g}, N = {c.max_steps}")
     return artists
 
 
@@ -219,11 +215,8 @@ def filter_telemetry(result: Any, ax: Any = None) -> list[Any]:
                              label="where the filter stopped the device" if i == 0 else "_stop")
     artists.append(left.axhline(result.epsilon, color="k", ls="--", lw=1,
                                 label=f"budget ε = {result.epsilon:g}"))
-    left.set_xlabel("reports released (count)")
-    left.set_ylabel("largest realised privacy loss over ordered pairs (nats)")
-    left.set_title("realisation-level filter: realised loss per device", fontsize="medium")
-    left.legend(loc="lower right", fontsize="x-small")
-    left.grid(True, lw=0.3, alpha=0.5)
+    _dress(left, "reports released (count)", "largest realised privacy loss over ordered pairs (nats)",
+           "realisation-level filter: realised loss per device", "lower right")
     t = np.arange(0, result.max_steps + 1)
     for name, stops in result.stops.items():
         s = np.asarray(stops)
@@ -234,13 +227,10 @@ def filter_telemetry(result: Any, ax: Any = None) -> list[Any]:
         artists += right.step(t, (t <= result.classical).astype(float), where="post",
                               **FILTER_STYLES["classical"],
                               label=f"classical composition of the declared sequence: {result.classical}")
-    right.set_xlabel("t (reports released, count)")
-    right.set_ylabel("share of devices with at least t reports")
-    right.set_title(f"every filter, budget (ε, δ) = ({result.epsilon:g}, {result.delta:g}), "
-                    f"N = {result.max_steps}", fontsize="medium")
     right.set_ylim(-0.02, 1.02)
-    right.legend(loc="upper right", fontsize="x-small")
-    right.grid(True, lw=0.3, alpha=0.5)
+    _dress(right, "t (reports released, count)", "share of devices with at least t reports",
+           f"every filter, budget (ε, δ) = ({result.epsilon:g}, {result.delta:g}), "
+           f"N = {result.max_steps}", "upper right")
     return artists
 
 
@@ -339,11 +329,9 @@ def fdp_tightening(rows: Sequence[dict[str, Any]], name: str, k: int, ax: Any = 
                       label="largest δ gap between the two sides")
     out += left.loglog(ns, [r["area_between"] for r in rows], marker="s",
                        label="area between the two boundaries")
-    left.set_xlabel("constraints per approximation n (count)")
-    left.set_ylabel("gap (δ: probability; area: fraction of the unit square)")
-    left.set_title(f"{name} composed {k} times: width of the bracket", fontsize="medium")
-    left.legend(fontsize="small")
-    left.grid(True, which="both", lw=0.3, alpha=0.5)
+    _dress(left, "constraints per approximation n (count)",
+           "gap (δ: probability; area: fraction of the unit square)",
+           f"{name} composed {k} times: width of the bracket")
     lo = np.array([r["epsilon_at_1e-5"][0] for r in rows], dtype=float)
     hi = np.array([r["epsilon_at_1e-5"][1] for r in rows], dtype=float)
     finite = np.isfinite(hi)
@@ -354,9 +342,15 @@ def fdp_tightening(rows: Sequence[dict[str, Any]], name: str, k: int, ax: Any = 
         top = float(np.nanmax(np.concatenate([lo, hi[finite]]))) * 1.1
         out += right.semilogx(np.asarray(ns)[~finite], [top] * int((~finite).sum()), "x", color="C1",
                               label="upper side infinite (δ = 1e-5 not reached)")
-    right.set_xlabel("constraints per approximation n (count)")
-    right.set_ylabel("ε at δ = 1e-5 (nats)")
-    right.set_title(f"{name} composed {k} times: bracket of ε(1e-5)", fontsize="medium")
-    right.legend(fontsize="small")
-    right.grid(True, which="both", lw=0.3, alpha=0.5)
+    _dress(right, "constraints per approximation n (count)", "ε at δ = 1e-5 (nats)",
+           f"{name} composed {k} times: bracket of ε(1e-5)")
     return out
+
+
+def _dress(ax: Any, xlabel: str, ylabel: str, title: str, legend: str = "best") -> None:
+    """Axis labels (with units), a title, a legend naming every curve, and a light grid."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize="medium")
+    ax.legend(loc=legend, fontsize="small")
+    ax.grid(True, which="both", lw=0.3, alpha=0.5)

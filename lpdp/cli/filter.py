@@ -87,12 +87,16 @@ def _common(p: argparse.ArgumentParser, *, epsilon_required: bool) -> None:
     _mechanism_options(p)
 
 
-def _filter_option(p: argparse.ArgumentParser, help: str) -> None:
+def _run_options(p: argparse.ArgumentParser, filter_help: str, trajectories_help: str) -> None:
+    """The options of ``audit`` and ``simulate``: the common ones, ``--filter``, Monte Carlo size and seed."""
     from lpdp.filters import filter_kinds
 
+    _common(p, epsilon_required=True)
     names = [k.name for k in filter_kinds()]
     p.add_argument("--filter", choices=names + list(ALIASES), default="realisation",
-                   help=f"{help} (default: realisation, the paper's filter; 'paper' is an alias)")
+                   help=f"{filter_help} (default: realisation, the paper's filter; 'paper' is an alias)")
+    p.add_argument("--trajectories", type=_count, default=100_000, help=trajectories_help)
+    p.add_argument("--seed", type=int, default=0, help="Monte Carlo seed")
 
 
 def _params(args: argparse.Namespace) -> int:
@@ -196,11 +200,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         description="Exact audit of a filter on i.i.d. rounds (quadrature for a "
                                     "Gaussian, dynamic programming for finite outputs, Monte Carlo "
                                     "otherwise).")
-    _common(a, epsilon_required=True)
-    _filter_option(a, "the filter to audit")
-    a.add_argument("--trajectories", type=_count, default=100_000,
-                   help="Monte Carlo trajectories where no exact method exists")
-    a.add_argument("--seed", type=int, default=0, help="Monte Carlo seed")
+    _run_options(a, "the filter to audit", "Monte Carlo trajectories where no exact method exists")
     add_output_options(a, plot=False, export=(".json", ".csv"))
     a.set_defaults(func=_audit)
 
@@ -208,10 +208,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         description="Survival curves of every registered filter on i.i.d. rounds "
                                     "(the filter paper's Figure 2), with the mechanism-level filters' "
                                     "rounds and the optimal classical composition.")
-    _common(s, epsilon_required=True)
-    _filter_option(s, "whose curve goes in 'survival'")
-    s.add_argument("--trajectories", type=_count, default=100_000,
-                   help="Monte Carlo trajectories of the independent check (0: none)")
-    s.add_argument("--seed", type=int, default=0, help="Monte Carlo seed")
+    _run_options(s, "whose curve goes in 'survival'",
+                 "Monte Carlo trajectories of the independent check (0: none)")
     add_output_options(s, export=(".json", ".csv"))
     s.set_defaults(func=_simulate)
