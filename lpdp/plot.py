@@ -5,7 +5,7 @@ Functions take ``ax=None`` (a new figure is made) and return the artists they dr
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -354,3 +354,27 @@ def _dress(ax: Any, xlabel: str, ylabel: str, title: str, legend: str = "best") 
     ax.set_title(title, fontsize="medium")
     ax.legend(loc=legend, fontsize="small")
     ax.grid(True, which="both", lw=0.3, alpha=0.5)
+
+
+def privacy_profile(curve: Mapping[str, Any], ax: Any = None, *, title: str = "") -> list[Any]:
+    """δ(ε) of a guarantee: the upper side (a valid guarantee) and the lower side (an attack bound) on a
+    log scale, shaded between (one line when they are equal). ``curve`` has arrays ``epsilon``, ``lower``
+    and ``upper`` (:func:`lpdp.workload.profile`). Returns the artists.
+
+    Examples
+    --------
+    >>> curve = {"epsilon": [0.0, 1.0, 2.0], "lower": [0.5, 0.1, 0.01], "upper": [0.5, 0.12, 0.02]}
+    >>> artists = privacy_profile(curve)
+    """
+    import numpy as np
+
+    ax = _axes(ax)
+    eps = np.asarray(curve["epsilon"], dtype=float)
+    lo, hi = np.asarray(curve["lower"], dtype=float), np.asarray(curve["upper"], dtype=float)
+    out = ax.semilogy(eps, hi, color="k", lw=1.8, label="guarantee (upper side)")
+    if not np.array_equal(lo, hi):
+        out += ax.semilogy(eps, lo, color="tab:red", ls="--", label="attack bound (lower side)")
+        out.append(ax.fill_between(eps, np.maximum(lo, 1e-300), hi, color="0.8", alpha=0.6,
+                                   label="bracket"))
+    _dress(ax, "ε (privacy loss, nats)", "δ(ε) (probability)", title or "privacy profile of the composition")
+    return out

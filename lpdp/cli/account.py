@@ -87,9 +87,18 @@ def _handle(args: argparse.Namespace) -> int:
         summary="\n".join(workload.summary(payload)),
         payload=payload,
         regions=regions,
-        plot=regions_plot(regions) if regions else None,
+        plot=regions_plot(regions) if regions else _profile_plot(workload.profile(guarantee)),
         table=table,
     ))
+
+
+def _profile_plot(curve: dict[str, Any]) -> Any:
+    def draw(ax: Any) -> None:
+        from lpdp.plot import privacy_profile
+
+        privacy_profile(curve, ax)
+
+    return draw
 
 
 class _Inline(argparse.Action):

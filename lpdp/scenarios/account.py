@@ -28,18 +28,24 @@ SCHEMA = {
 
 def run(params: dict[str, Any]) -> ScenarioOutput:
     """Compose the workload and report both sides of the guarantee."""
-    from lpdp.workload import accountant, parse, regions, report, summary
+    from lpdp.workload import accountant, parse, profile, regions, report, summary
 
     guarantee = accountant(parse({"mechanism": params["mechanism"]})).guarantee()
     payload = report(guarantee, params["at"], params["for_delta"])
     shown = regions(guarantee)
 
+    curve = None if shown else profile(guarantee)
+
     def draw(ax: Any) -> None:
+        from lpdp.plot import privacy_profile
         from lpdp.plot import regions as draw_regions
 
-        draw_regions(list(shown.values()), labels=list(shown), ax=ax)
+        if curve is None:
+            draw_regions(list(shown.values()), labels=list(shown), ax=ax)
+        else:
+            privacy_profile(curve, ax, title="")
 
-    return ScenarioOutput(payload=payload, summary=summary(payload), plot=draw if shown else None)
+    return ScenarioOutput(payload=payload, summary=summary(payload), plot=draw)
 
 
 register(ScenarioKind("account", "the privacy of a workload: any mix of mechanisms, each run some number "
