@@ -261,7 +261,9 @@ def gaussian_delta(epsilon: ArrayLike, mu: float) -> ArrayLike:
     if np.any(~np.isfinite(eps)) or np.any(eps < 0):
         raise ParameterError(f"epsilon={epsilon!r}: must be finite and >= 0")
     la, lb = log_ndtr(-eps / mu + mu / 2), log_ndtr(-eps / mu - mu / 2)
-    return _scalar(np.clip(np.exp(la) * -np.expm1(eps + lb - la), 0.0, 1.0), epsilon)
+    with np.errstate(invalid="ignore"):  # Φ(a) = 0 in double (tiny μ, ε > 0): δ <= Φ(a) = 0, not nan
+        d = np.where(la == -np.inf, 0.0, np.exp(la) * -np.expm1(eps + lb - la))
+    return _scalar(np.clip(d, 0.0, 1.0), epsilon)
 
 
 def gaussian(mu: float) -> TradeoffFunction:

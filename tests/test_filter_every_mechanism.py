@@ -300,3 +300,16 @@ def test_every_filter_within_its_delta_on_laplace():
         assert r.method == "monte-carlo" and r.hockey_stick_upper <= 0.05, kind.name
         if kind.level == "realisation":
             assert r.tail_upper <= 0.05, kind.name
+
+
+def test_tiny_gaussian_steps_give_numbers_not_nan():
+    """σ = 1e300: one round's δ(ε > 0) is 0 (it was nan), so the additive count is large, not 0, and the
+    classical count reaches the search cap (reported, not silent)."""
+    from lpdp.errors import ParameterError as PE
+    from lpdp.tradeoff import gaussian_delta
+
+    assert gaussian_delta(6.0, 1e-300) == 0.0
+    b = baselines(GaussianMechanism(1e300), 6.0, 1e-3)
+    assert b["additive"].rounds > 10**6 and b["renyi"].at_least and b["classical"].at_least
+    with pytest.raises(PE, match="more than"):
+        classical_rounds(1e-300, 6.0, 1e-3)

@@ -566,10 +566,15 @@ def classical_rounds(mu: float, epsilon: float, delta: float) -> int:
     11
     """
     mu, epsilon, delta = check_positive(mu, "mu"), check_epsilon(epsilon), check_delta(delta)
-    k, at_least = _largest(lambda k: gaussian_delta(epsilon, mu * math.sqrt(k)) <= delta, ROUNDS_CAP)
+    k, at_least = _gaussian_classical(mu, epsilon, delta)
     if at_least:
         raise ParameterError(f"mu={mu!r}: more than {ROUNDS_CAP} rounds fit the budget")
     return k
+
+
+def _gaussian_classical(mu: float, epsilon: float, delta: float) -> tuple[int, bool]:
+    """The largest k <= ROUNDS_CAP with ``δ_G(ε; μ√k) <= δ``, and whether it is the cap."""
+    return _largest(lambda k: gaussian_delta(epsilon, mu * math.sqrt(k)) <= delta, ROUNDS_CAP)
 
 
 def _classical(mechanism: Mechanism, epsilon: float, delta: float, pairs: Pairs) -> Baseline:
@@ -580,7 +585,8 @@ def _classical(mechanism: Mechanism, epsilon: float, delta: float, pairs: Pairs)
     from lpdp.accountant import Accountant
 
     if isinstance(mechanism, GaussianMechanism):
-        return Baseline("classical", classical_rounds(mechanism.mu, epsilon, delta))
+        k, capped = _gaussian_classical(mechanism.mu, epsilon, delta)
+        return Baseline("classical", k, at_least=capped)
     if isinstance(mechanism, RegionMechanism):
         parts: list[Mechanism] = [mechanism]
     elif isinstance(mechanism, FiniteMechanism):
