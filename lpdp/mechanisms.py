@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 from lpdp._validate import (
     check_delta,
@@ -882,6 +882,8 @@ class SampledMechanism(Mechanism):
         k = int(np.count_nonzero(loss > c))
         if k == loss.size:
             return 1.0
+        from scipy import stats  # lazily: scipy.stats costs ~0.3 s of CLI start-up
+
         return float(stats.beta.ppf(self.confidence, k + 1, loss.size - k))
 
     def loss_quantile(self, a: float, value: Any, other: Any) -> float:
@@ -890,6 +892,8 @@ class SampledMechanism(Mechanism):
             return -math.inf
         loss = self._losses(value, other)
         n, alpha = loss.size, 1.0 - self.confidence
+        from scipy import stats
+
         j = int(stats.binom.ppf(alpha, n, a))
         if stats.binom.cdf(j, n, a) > alpha:
             j -= 1

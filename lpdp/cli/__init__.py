@@ -67,13 +67,16 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {' '.join(message.split())}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full ``lpdp`` parser (sub-commands from every command module)."""
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The ``lpdp`` parser: every command module, or only those up to the one that registers ``command``
+    (so a command does not pay for importing the others: the filter commands alone load scipy.stats)."""
     parser = _Parser(prog="lpdp", description="Exact privacy regions, compositions and filters.")
     parser.add_argument("--version", action="version", version=f"lpdp {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for name in _COMMAND_MODULES:
         importlib.import_module(name).register(sub)
+        if command is not None and command in sub.choices:
+            break
     return parser
 
 
@@ -90,8 +93,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``lpdp`` console script; returns the exit status."""
     from lpdp.cli._common import check_outputs
 
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    if words == ["--version"]:
+        print(f"lpdp {__version__}")
+        return 0
+    parser = build_parser(words[0] if words and not words[0].startswith("-") else None)
+    args = parser.parse_args(words)
     command = args.command
     debug = os.environ.get(DEBUG_ENV) == "1"
     try:
