@@ -17,6 +17,7 @@ from scipy import stats
 
 from lpdp import Accountant, PrivacyRegion
 from lpdp.accountant import _certified, route
+from lpdp.compose.multi import compose_regions
 from lpdp.errors import ParameterError
 from lpdp.mechanisms import (
     DPMechanism,
@@ -25,6 +26,7 @@ from lpdp.mechanisms import (
     LaplaceMechanism,
     RegionMechanism,
     TradeoffMechanism,
+    binary_erasure,
     pure,
     randomized_response,
 )
@@ -96,6 +98,26 @@ def test_finite_workload_is_exact_and_matches_brute_force():
     assert g.exact and g.route == "product"
     assert np.array_equal(lo, hi)
     assert np.allclose(hi, product_delta(WORKLOAD_FINITE, EPS), rtol=1e-9, atol=1e-14)
+
+
+@pytest.mark.parametrize("parts", [
+    [(binary_erasure(0.1), 3)],
+    [(binary_erasure(0.1), 2), (randomized_response(2, 0.7), 2)],
+    [(binary_erasure(0.0), 2)],
+    [(binary_erasure(1.0), 1), (randomized_response(3, 0.4), 2)],
+])
+def test_parts_without_a_nonzero_finite_loss_are_exact(parts):
+    """Binary erasure has losses +inf, -inf and 0 only: its product is exact, through the accountant and
+    through compose_regions (brute force over every output sequence)."""
+    acc = Accountant()
+    for m, k in parts:
+        acc.compose(m, times=k)
+    lo, hi = acc.guarantee().delta(EPS)
+    ref = product_delta(parts, EPS)
+    assert np.array_equal(lo, hi)
+    assert np.allclose(hi, ref, rtol=1e-12, atol=1e-15)
+    direct = compose_regions([(m.region(), k) for m, k in parts]).delta(EPS)
+    assert np.allclose(direct, ref, rtol=1e-12, atol=1e-15)
 
 
 def test_finite_workload_larger_k_matches_integer_key_convolution():

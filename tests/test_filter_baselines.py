@@ -129,3 +129,13 @@ def test_charged_reports_the_sums():
 def test_bad_parameters_are_named(make, match):
     with pytest.raises(ParameterError, match=match):
         make()
+
+
+@pytest.mark.parametrize("p, delta", [(0.01, 0.1), (0.002, 1e-2)])
+def test_classical_rounds_of_binary_erasure(p, delta):
+    """Losses 0 and ±inf only: δ(ε) of k rounds is the chance of a clear release, 1 - (1 - p)^k."""
+    b = baselines(binary_erasure(p), 1.0, delta)["classical"]
+    k = 0
+    while 1.0 - (1.0 - p) ** (k + 1) <= delta:
+        k += 1
+    assert (b.rounds, b.at_least) == (k, False)

@@ -112,8 +112,12 @@ def compose_regions(parts: Sequence[tuple[PrivacyRegion, int]], *, step: float |
             counts.append(count)
     if not regions:
         raise ParameterError("parts: every count is 0; at least one mechanism is needed")
+    if any(r.losses.size == 0 for r in regions):   # a mechanism that always leaks: so does the product
+        return region_from_atoms(np.empty(0), np.empty(0), log_p_inf=0.0)
     levels = np.unique(np.concatenate([np.abs(r.losses) for r in regions]))
     levels = levels[levels > 0]
+    if levels.size == 0 and step is None:   # only losses 0 and ±inf: one level that no key uses
+        levels = np.ones(1)
     if step is not None:
         step = check_positive(step, "step")
         top = float(levels.max(initial=0.0))

@@ -600,9 +600,6 @@ def _classical(mechanism: Mechanism, epsilon: float, delta: float, pairs: Pairs)
     worst, unsure = FINITE_CLASSICAL_CAP, False
     for m in parts:
         def fits(k: int, side: int = 1, m: Mechanism = m) -> bool:
-            r = m.region() if m.is_finite else None
-            if r is not None and not np.any(r.losses != 0):  # atoms 0 and ±inf: 1 - (1 - p_inf)^k
-                return -math.expm1(k * math.log1p(-math.exp(r.log_p_inf))) <= delta
             return bool(Accountant().compose(m, k).guarantee().delta(epsilon)[side] <= delta)
 
         k, capped = _largest(fits, FINITE_CLASSICAL_CAP)
