@@ -50,13 +50,13 @@ def _dominating_log_pair(c1, c2):
             {i: math.log(x) for i, x in enumerate(q) if x > 0})
 
 
-def _ours_double(name: str, k: int, method: str = "lattice"):
+def _ours_double(name: str, k: int):
     from lpdp.compose import double_dp
 
     c1, c2 = PARAMS[name]
-    double_dp(c1, c2, 3, method=method)                  # warm-up (imports, BLAS threads)
+    double_dp(c1, c2, 3)                  # warm-up (imports, BLAS threads)
     t0 = time.perf_counter()
-    region = double_dp(c1, c2, k, method=method)
+    region = double_dp(c1, c2, k)
     deltas = region.delta(_eps_grid(k, c1[0]))
     return time.perf_counter() - t0, _rss_mb(), deltas.tolist()
 
@@ -154,17 +154,13 @@ def main(argv=None) -> int:
           f"base RSS {base:.0f} MB (interpreter + numpy + lpdp); "
           f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'default')}")
     print(f"{'params':<8} {'k':>5} {'lpdp s':>8} {'MB':>6} {'PLD s':>8} {'MB':>6} {'speed-up':>8} "
-          f"{'PLD-exact (rel)':>15} {'thm2 vs lattice':>16}")
+          f"{'PLD-exact (rel)':>15}")
     for name in PARAMS:
         for k in ks:
             t_ours, m_ours, d_ours = measure(_ours_double, name, k)
             t_pld, m_pld, d_pld = measure(_pld_double, name, k)
-            agree = "-"
-            if k <= 100:
-                d_t2 = measure(_ours_double, name, k, "theorem2")[2]
-                agree = f"{np.max(np.abs(np.subtract(d_t2, d_ours)) / np.maximum(d_ours, 1e-300)):.1e}"
             print(f"{name:<8} {k:>5} {t_ours:>8.3f} {m_ours:>6.0f} {t_pld:>8.3f} {m_pld:>6.0f} "
-                  f"{t_pld / t_ours:>7.1f}x {_compare(d_pld, d_ours):>15} {agree:>16}")
+                  f"{t_pld / t_ours:>7.1f}x {_compare(d_pld, d_ours):>15}")
     print()
     print("heterogeneous (0.3, 0.1) with x = y mechanisms each: delta at 10 epsilons")
     print(f"{'x = y':>6} {'lpdp s':>8} {'MB':>6} {'PLD s':>8} {'MB':>6} {'speed-up':>8} "

@@ -17,13 +17,6 @@ MEMBERSHIP_TOL = 1e-12
 MASS_SUM_RTOL = 1e-9
 
 
-def log_binom(n: np.ndarray | int, k: np.ndarray | int) -> np.ndarray:
-    """``log C(n, k)`` for integer arrays, via ``gammaln`` (exact to ~1e-15 relative for n up to 1e7)."""
-    n = np.asarray(n, dtype=float)
-    k = np.asarray(k, dtype=float)
-    return gammaln(n + 1.0) - gammaln(k + 1.0) - gammaln(n - k + 1.0)
-
-
 #: ``log sqrt(2 pi)``.
 _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
 

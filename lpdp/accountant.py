@@ -43,12 +43,12 @@ from lpdp.tradeoff import gaussian
 
 __all__ = ["Accountant", "Guarantee", "route", "Method", "Route"]
 
-#: Routes for a mechanism meeting two constraints: the exact lattice (default), the theorems' own
-#: constructions, or the paper's looser baselines (Remarks 1 and 2).
-Method = Literal["lattice", "theorem2", "theorem3", "remark1", "remark2"]
+#: Routes for a mechanism meeting two constraints: the exact lattice (default, Theorems 2-3) or the
+#: paper's looser baselines (Remarks 1 and 2).
+Method = Literal["lattice", "remark1", "remark2"]
 #: The route a guarantee was computed by.
-Route = Literal["none", "kairouz", "theorem1", "lattice", "theorem2", "theorem3", "remark1", "remark2",
-                "multi", "product", "gaussian", "certified"]
+Route = Literal["none", "kairouz", "theorem1", "lattice", "remark1", "remark2", "multi", "product",
+                "gaussian", "certified"]
 
 
 
@@ -207,7 +207,7 @@ def route(parts: Sequence[tuple[Mechanism, int]], *, method: Method = "lattice",
     ----------
     parts : sequence of (Mechanism, int)
         ``(mechanism, times)`` pairs; equal mechanisms are merged.
-    method : {"lattice", "theorem2", "theorem3", "remark1", "remark2"}
+    method : {"lattice", "remark1", "remark2"}
         For one mechanism meeting two constraints: the exact route, or one of the paper's looser
         baselines (Remarks 1–2; then only ``upper`` is meaningful and ``lower`` is the trivial 0).
     step : float, optional

@@ -41,7 +41,7 @@ def test_double_dp_json_contract(capsys):
     np.testing.assert_allclose(exact.delta(e), d, rtol=1e-12, atol=1e-300)
 
 
-@pytest.mark.parametrize("method", ["theorem2", "theorem3", "remark1", "remark2"])
+@pytest.mark.parametrize("method", ["lattice", "remark1", "remark2"])
 def test_method_option(capsys, method):
     doc = run_json(capsys, "--dp", "0.3,0", "--dp", "0.15,0.02", "-k", "5", "--at", "1", "--method", method)
     assert doc["method"] == method
@@ -105,10 +105,10 @@ def test_summary_plot_and_export(capsys, tmp_path):
     (["--pure", "0.3x-1"], r"count=-1: must be an integer >= 0"),
     (["--pure", "0.3"], r"expected EPSxCOUNT"),
     (["--pure=-0.3x2"], r"must be finite and >= 0"),
-    (["--dp", "0.3,0", "--dp", "0.1,0.1", "--dp", "0.2,0.01", "-k", "2", "--method", "theorem2"],
-     r"--method theorem2: only used with exactly two --dp constraints"),
+    (["--dp", "0.3,0", "--dp", "0.1,0.1", "--dp", "0.2,0.01", "-k", "2", "--method", "remark1"],
+     r"--method remark1: only used with exactly two --dp constraints"),
     (["--dp", "0.3,0"], r"-k: the number of compositions is required"),
-    (["--dp", "0.3,0", "-k", "3", "--method", "theorem2"], r"only used with exactly two --dp"),
+    (["--dp", "0.3,0", "-k", "3", "--method", "remark2"], r"only used with exactly two --dp"),
     (["--pure", "0.3x2", "-k", "3"], r"-k: not used with --pure"),
     (["--dp", "0.3", "-k", "3"], r"expected EPS,DELTA"),
     (["--dp=-0.3,0", "-k", "3"], r"must be finite and >= 0"),
@@ -121,6 +121,16 @@ def test_errors_are_one_line_exit_2(capsys, argv, match):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("lpdp compose: error:")
     assert re.search(match, err), err
+
+
+@pytest.mark.parametrize("method", ["theorem2", "theorem3"])
+def test_theorem_routes_are_not_methods(capsys, method):
+    """Theorems 2 and 3 are checks of the lattice in the tests, not routes: the usual usage error."""
+    with pytest.raises(SystemExit) as exc:
+        main(["compose", "--dp", "0.3,0", "--dp", "0.15,0.02", "-k", "3", "--method", method])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and err.count("\n") == 1
+    assert f"argument --method: invalid choice: '{method}'" in err, err
 
 
 def test_infinite_epsilon_is_valid_json(capsys):

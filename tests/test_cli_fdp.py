@@ -11,7 +11,7 @@ import pytest
 from scipy import stats
 
 from lpdp.cli import main
-from lpdp.compose import double_dp
+from tests.theorems import theorem3
 
 
 def run_json(capsys, *argv):
@@ -46,7 +46,7 @@ def test_two_constraints_are_propositions_and_theorems(capsys):
                       (above, [(1.37838, 0.0), (0.38215, 0.23932)])):
         assert np.allclose(got, want, atol=1e-5)
     for side, cons in (("from_below", below), ("from_above", above)):
-        region = double_dp(tuple(cons[0]), tuple(cons[1]), 3, method="theorem3")
+        region = theorem3(tuple(cons[0]), tuple(cons[1]), 3)
         for e, d in out[side]["delta_at"]:
             assert math.isclose(d, float(region.delta(e)), rel_tol=1e-9)
 

@@ -1,10 +1,10 @@
-"""Double-DP composition (Theorems 2 and 3, spec §5): three exact routes, baselines and oracles.
+"""Double-DP composition (Theorems 2 and 3, spec §5): the exact route, baselines and oracles.
 
 Independent checks: the 6-point dominating mechanism written out here from the spec's formulas (its
 single-copy region must be the intersection of the two constraints), brute-force enumeration of its k-fold
-product, Google's dp_accounting PLD of that pair (pessimistic >= ours >= optimistic), random explicit
-mechanisms that satisfy both constraints, closed forms of the extreme lattice points, and the baselines'
-containment order.
+product, Theorems 2 and 3 by their own formulas (tests/theorems.py), Google's dp_accounting PLD of that
+pair (pessimistic >= ours >= optimistic), random explicit mechanisms that satisfy both constraints, closed
+forms of the extreme lattice points, and the baselines' containment order.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from lpdp.compose import double_dp, homogeneous, max_k_within, total_variation_e
 from lpdp.errors import ParameterError
 from lpdp.testing import assert_delta_le, assert_regions_equal
 from tests.oracles import brute_force_delta, pld_from_log_pair
+from tests.theorems import THEOREMS, theorem2, theorem3
 
 
 def _alpha(e1, d1, e2, d2):
@@ -79,16 +80,16 @@ def test_single_copy_is_the_intersection_of_the_constraints(name):
 
 @pytest.mark.parametrize("name", sorted(ACTIVE))
 @pytest.mark.parametrize("k", [1, 2, 5, 12])
-def test_three_exact_routes_agree(name, k):
+def test_theorems_2_and_3_agree_with_the_lattice(name, k):
     c1, c2 = ACTIVE[name]
     lattice = double_dp(c1, c2, k)
     grid = np.linspace(0.0, 1.05 * max(abs(lattice.losses)), 400)
-    theorem2 = double_dp(c1, c2, k, method="theorem2")
-    assert_regions_equal(theorem2, lattice, rtol=1e-12, eps=grid)
+    mixture = theorem2(c1, c2, k)
+    assert_regions_equal(mixture, lattice, rtol=1e-12, eps=grid)
     # Theorem 3's region is built from its (ε_uv, δ_uv) list by intersecting lines (breakpoints rounded to
     # double): relative agreement wherever δ is not tiny, and absolute agreement everywhere.
-    theorem3 = double_dp(c1, c2, k, method="theorem3")
-    assert_regions_equal(theorem3, lattice, rtol=1e-12, atol=1e-15, eps=grid)
+    lines = theorem3(c1, c2, k)
+    assert_regions_equal(lines, lattice, rtol=1e-12, atol=1e-15, eps=grid)
 
 
 @pytest.mark.parametrize("name", ["figure2", "ratio-3", "irrational"])
@@ -96,8 +97,8 @@ def test_theorem3_profile_values_equal_lattice_delta(name):
     """δ_uv (spec §5, Theorem 3) at every ε_uv against the lattice's δ there, relative 1e-12."""
     c1, c2 = ACTIVE[name]
     k = 15
-    lattice, theorem3 = double_dp(c1, c2, k), double_dp(c1, c2, k, method="theorem3")
-    eps, dlt = np.array(theorem3.profile()).T
+    lattice, lines = double_dp(c1, c2, k), theorem3(c1, c2, k)
+    eps, dlt = np.array(lines.profile()).T
     big = dlt > 1e-12
     np.testing.assert_allclose(dlt[big], lattice.delta(eps[big]), rtol=1e-11)
     if name == "figure2":
@@ -109,7 +110,7 @@ def test_figure2_keeps_the_eps0_constraint_at_trap_ks():
     """Spec §5 trap (i): the float ceiling drops ε = 0 at k = 5, 7, 10, 13 for Figure 2's parameters."""
     c1, c2 = ACTIVE["figure2"]
     for k in (5, 7, 10, 13):
-        t3 = double_dp(c1, c2, k, method="theorem3")
+        t3 = theorem3(c1, c2, k)
         assert t3.profile()[0][0] == 0.0
         assert t3.delta(0.0) == pytest.approx(double_dp(c1, c2, k).delta(0.0), rel=1e-12)
 
@@ -197,14 +198,15 @@ INACTIVE = [
 
 
 @pytest.mark.parametrize("first,second,binding", INACTIVE)
-@pytest.mark.parametrize("method", ["lattice", "theorem2", "theorem3"])
+@pytest.mark.parametrize("method", ["lattice", *THEOREMS])
 def test_inactive_pairs_reduce_to_the_binding_constraint(first, second, binding, method):
+    compose = THEOREMS.get(method, double_dp)
     # The claim itself, independently of the code: the intersection is the binding constraint's region.
     assert_regions_equal(PrivacyRegion.from_constraints([first, second]), PrivacyRegion.from_dp(*binding),
                          rtol=1e-9, boundary_atol=1e-9)
     for k in (1, 4):
-        assert_regions_equal(double_dp(first, second, k, method=method), homogeneous(*binding, k))
-        assert_regions_equal(double_dp(second, first, k, method=method), homogeneous(*binding, k))
+        assert_regions_equal(compose(first, second, k), homogeneous(*binding, k))
+        assert_regions_equal(compose(second, first, k), homogeneous(*binding, k))
 
 
 def test_boundary_of_activity_is_continuous():
@@ -341,8 +343,6 @@ def test_too_large_k_is_refused_not_attempted():
     with pytest.raises(ParameterError, match=r"k=20000 with method 'lattice' needs ~60 GB of memory.*"
                                              r"commensurate"):
         double_dp((0.3, 0.0), (0.1234567, 0.02), 20_000)
-    with pytest.raises(ParameterError, match=r"k=3000 with method 'theorem2' needs ~1.6\d* TB"):
-        double_dp((0.3, 0.0), (0.15, 0.02), 3000, method="theorem2")
     with pytest.raises(ParameterError, match=r"k=1000000000 \(4000000001 integer levels\) needs ~480 GB"):
         double_dp((0.3, 0.0), (0.15, 0.02), 10**9)
     # Inactive pairs go to Kairouz, which has no such limit.
@@ -365,9 +365,9 @@ def test_baselines_stay_supersets_beyond_line_overflow():
 
 
 def test_theorem3_handles_overflowing_lines():
-    assert_regions_equal(double_dp((700.0, 0.0), (1.0, 0.5), 3, method="theorem3"),
+    assert_regions_equal(theorem3((700.0, 0.0), (1.0, 0.5), 3),
                          double_dp((700.0, 0.0), (1.0, 0.5), 3), rtol=1e-12, atol=1e-15)
-    assert_regions_equal(double_dp((700.0, 0.0), (1.0, 0.5), 3, method="theorem2"),
+    assert_regions_equal(theorem2((700.0, 0.0), (1.0, 0.5), 3),
                          double_dp((700.0, 0.0), (1.0, 0.5), 3), rtol=1e-12)
 
 
@@ -378,7 +378,7 @@ def test_random_pairs_routes_agree_and_baselines_contain(e1, d1, e2, d2, k):
     c1, c2 = (e1, d1), (e2, d2)
     exact = double_dp(c1, c2, k)
     grid = np.linspace(0.0, 3.0 * k + 0.1, 60)
-    assert_regions_equal(double_dp(c1, c2, k, method="theorem2"), exact, rtol=1e-10, atol=1e-15, eps=grid,
+    assert_regions_equal(theorem2(c1, c2, k), exact, rtol=1e-10, atol=1e-15, eps=grid,
                          boundary_atol=1e-10)
     assert_delta_le(exact, double_dp(c1, c2, k, method="remark2"), grid, rtol=1e-9)
     # The exact region lies inside each constraint's own Kairouz composition.

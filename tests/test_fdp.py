@@ -13,10 +13,11 @@ import pytest
 from scipy import stats
 
 from lpdp import ParameterError, PrivacyRegion
-from lpdp.compose import double_dp, homogeneous
+from lpdp.compose import homogeneous
 from lpdp.fdp import above, below, bracket, bracket_mixed
 from lpdp.testing import assert_regions_equal
 from lpdp.tradeoff import from_callable, gaussian, laplace
+from tests.theorems import THEOREMS
 
 EPS = np.linspace(0.0, 10.0, 201)
 # Dense near 0, where G_μ is steep.
@@ -275,8 +276,8 @@ def test_n2_composition_is_theorems_2_and_3_and_n1_is_kairouz():
     for side, region in ((b.below, b.from_below), (b.above, b.from_above)):
         c1, c2 = side.constraints
         assert side.step is None
-        for method in ("theorem2", "theorem3"):
-            assert_regions_equal(region, double_dp(c1, c2, 7, method=method), rtol=1e-9, boundary_atol=1e-10)
+        for theorem in THEOREMS.values():
+            assert_regions_equal(region, theorem(c1, c2, 7), rtol=1e-9, boundary_atol=1e-10)
     b1 = bracket(f, 7, 1)
     assert_regions_equal(b1.from_below, homogeneous(*b1.below.constraints[0], 7), rtol=1e-10)
     assert_regions_equal(b1.from_above, homogeneous(*b1.above.constraints[0], 7), rtol=1e-10)

@@ -9,10 +9,11 @@ import numpy as np
 import pytest
 
 from lpdp import ParameterError, PrivacyRegion
-from lpdp.compose import double_dp, heterogeneous, homogeneous
+from lpdp.compose import heterogeneous, homogeneous
 from lpdp.compose.multi import compose_regions, multi
 from lpdp.testing import assert_delta_le, assert_regions_equal
 from tests.oracles import brute_force_delta, pld_from_region
+from tests.theorems import THEOREMS
 
 GRID = np.linspace(0.0, 4.0, 81)
 
@@ -42,8 +43,8 @@ def test_one_constraint_is_kairouz(eps, delta, k, step):
 ])
 def test_two_constraints_are_theorems_2_and_3(c1, c2, k):
     got = multi([c1, c2], k)
-    for method in ("theorem2", "theorem3"):
-        assert_regions_equal(got, double_dp(c1, c2, k, method=method), rtol=1e-9, boundary_atol=1e-10)
+    for theorem in THEOREMS.values():
+        assert_regions_equal(got, theorem(c1, c2, k), rtol=1e-9, boundary_atol=1e-10)
 
 
 @pytest.mark.parametrize("constraints, k", [

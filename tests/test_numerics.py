@@ -4,7 +4,8 @@ import mpmath as mp
 import numpy as np
 import pytest
 
-from lpdp._numerics import log_binom, log_binom_pmf
+from lpdp._numerics import log_binom_pmf
+from tests.theorems import log_binom
 
 
 @pytest.mark.parametrize(("n", "p"), [(1, "0.3"), (10, "0.3"), (37, "0.5"), (1000, "1e-3"),

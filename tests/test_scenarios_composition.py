@@ -14,6 +14,7 @@ from lpdp import scenarios
 from lpdp.compose import double_dp
 from lpdp.errors import ScenarioError
 from lpdp.scenarios.composition import largest_gap
+from tests.theorems import theorem2
 
 ROOT = Path(__file__).resolve().parents[1] / "scenarios"
 
@@ -67,8 +68,8 @@ def test_budget(tmp_path):
     assert exact <= 10
     # Checked with the independent Theorem 2 route: k fits, k + 1 does not.
     c1, c2 = (1.0, 1e-6), (0.3, 1e-3)
-    assert double_dp(c1, c2, exact, method="theorem2").delta(8.0) <= 1e-5
-    assert double_dp(c1, c2, exact + 1, method="theorem2").delta(8.0) > 1e-5
+    assert theorem2(c1, c2, exact).delta(8.0) <= 1e-5
+    assert theorem2(c1, c2, exact + 1).delta(8.0) > 1e-5
     assert "releases within" in row["summary"][0]
 
 

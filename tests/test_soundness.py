@@ -39,6 +39,7 @@ from tests.oracles import (
     rr_pair_mp,
     tally,
 )
+from tests.theorems import THEOREMS
 
 EXACT_RTOL = 1e-12
 PROFILES = [pytest.param("fast", id="fast"), pytest.param("deep", id="deep", marks=pytest.mark.deep)]
@@ -142,7 +143,7 @@ def test_heterogeneous(profile):
     _assert_none(failures)
 
 
-DOUBLE_EXACT = ("lattice", "theorem2", "theorem3")
+DOUBLE_EXACT = {"lattice": double_dp, **THEOREMS}
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -157,8 +158,8 @@ def test_double_dp_routes(profile):
         eps = _eps_grid(rng, grid_region)
         ref = pair_power_delta_mp(atoms, p_inf, k, eps)
         case = f"double_dp({first}, {second}, {k}) at {eps}"
-        for method in DOUBLE_EXACT:
-            _check(f"double_dp[{method}]", double_dp(first, second, k, method=method).delta(eps), ref,
+        for method, compose in DOUBLE_EXACT.items():
+            _check(f"double_dp[{method}]", compose(first, second, k).delta(eps), ref,
                    case, failures)
         for method in ("remark1", "remark2"):
             _check(f"double_dp[{method}] (upper)", double_dp(first, second, k, method=method).delta(eps),

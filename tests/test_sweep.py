@@ -16,6 +16,7 @@ from lpdp.parallel import resolve_scheduler
 from lpdp.scenarios import KINDS, load
 from lpdp.scenarios import composition as composition_kinds
 from lpdp.scenarios.sweep import cell_seed
+from tests.theorems import theorem2
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -87,7 +88,8 @@ def test_composition_sweep_cells_match_direct_calls(tmp_path):
         k = c["parameters"]["k"]
         for m in ("lattice", "remark1", "remark2"):
             e = c["result"]["epsilon"][m]
-            region = double_dp((0.3, 0.0), (0.15, 0.02), k, method="theorem2" if m == "lattice" else m)
+            c1, c2 = (0.3, 0.0), (0.15, 0.02)
+            region = theorem2(c1, c2, k) if m == "lattice" else double_dp(c1, c2, k, method=m)
             # a valid guarantee, and the smallest one up to bisection: an independent route (Theorem 2)
             assert region.delta(e) <= 1e-4 * (1 + 1e-12) and region.delta(max(e - 1e-9, 0.0)) > 1e-4
         assert c["result"]["epsilon"]["lattice"] <= min(c["result"]["epsilon"]["remark1"],

@@ -177,7 +177,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--pure", action="append", metavar="EPSxCOUNT",
                    help="COUNT mechanisms that are pure EPS-DP (repeatable)")
     p.add_argument("--method", choices=METHODS,
-                   help="route for two constraints (default lattice; remark1/remark2 are the baselines)")
+                   help="for two constraints: lattice (default), the exact region (Theorems 2-3); remark1 or "
+                        "remark2, the paper's looser baselines (Remarks 1-2)")
     p.add_argument("--at", type=float, nargs="+", metavar="EPS", help="report delta at these epsilons")
     p.add_argument("--for-delta", type=float, nargs="+", metavar="D",
                    help="report the smallest epsilon at these deltas")

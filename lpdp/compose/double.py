@@ -6,21 +6,14 @@ dominating mechanism of Thms 2-3: with probability δ1 everything is revealed, o
 response is used with probability ``1-α`` and an ε2 one with probability α. Otherwise one region contains
 the other and the answer is Kairouz's (Kairouz et al.) for the binding constraint.
 
-Routes (all exact, all public through ``method``):
-
-* ``"lattice"`` (default): the k-fold product grouped by ``(n1, n2) = (a-d, b-c)``, loss ``ε1 n1 + ε2 n2``.
-  Given the number i of ε1-type coordinates, ``n1`` and ``n2`` are independent binomials, so the P-mass of a
-  key is ``Σ_i F[n1, i] G[i, n2]``: matrix products (per parity of i) of positive terms, split and scaled by
-  powers of two so that every term above ``2^-1517`` keeps full relative precision and no arithmetic is
-  subnormal (which would make BLAS ~50x slower). O(k^2) keys, O(k^3) multiply-adds in BLAS: k = 1000 in
-  well under a second.
-* ``"theorem2"``: ``δ~ R(0,1) + (1-δ~) Σ_i C(k,i)(1-α)^i α^(k-i) C_{i,k-i}(ε1, ε2)``, the mixture (weighted
-  Minkowski sum, :func:`lpdp.mix`) of heterogeneous compositions (:func:`heterogeneous`). O(k^3) atoms
-  before merging.
-* ``"theorem3"``: ``δ~ R(0,1) + (1-δ~) ∩_{(u,v)} R(ε_uv, δ_uv)``, with ``δ_uv`` summed over the multinomial
-  enumeration of ``(a, b, c, d)``; the (u, v) condition ``ε_uv >= 0`` is decided with a tolerance (Thms 2-3,
-  trap i). O(k^3) tuples and O(k^4) terms: a reference route for k up to about 100. Its profile values are
-  exact; between them the region is the foundation's intersection of lines (breakpoints rounded to double).
+The exact route (``method="lattice"``, the default): the k-fold product grouped by
+``(n1, n2) = (a-d, b-c)``, loss ``ε1 n1 + ε2 n2``. Given the number i of ε1-type coordinates, ``n1`` and
+``n2`` are independent binomials, so the P-mass of a key is ``Σ_i F[n1, i] G[i, n2]``: matrix products (per
+parity of i) of positive terms, split and scaled by powers of two so that every term above ``2^-1517``
+keeps full relative precision and no arithmetic is subnormal (which would make BLAS ~50x slower). O(k^2)
+keys, O(k^3) multiply-adds in BLAS: k = 1000 in well under a second. When ε1/ε2 is rational, the k-fold
+convolution power of one coordinate's law on integer levels instead (:func:`_levels`). Theorem 2's mixture
+and Theorem 3's intersection are checks of this route in the test suite (same region to 1e-12).
 
 Baselines (supersets of the exact region): ``"remark1"``, ``R_k(ε1,δ1) ∩ R_k(ε2,δ2)``, and ``"remark2"``
 (Ghazi and Issa), ``R_k((ε1,0),(δ1,η)) ∩ R_k(ε2,δ2)`` with ``η = δ2 + (1-δ2)(e^{ε2}-1)/(e^{ε2}+1)``.
@@ -38,7 +31,7 @@ import numpy as np
 from scipy.special import gammaln
 
 from lpdp._limits import check_budget, seconds_for
-from lpdp._numerics import log_binom, log_softplus
+from lpdp._numerics import log_softplus
 from lpdp._validate import check_delta, check_epsilon, check_int
 from lpdp.compose._convolve import log_power
 from lpdp.compose._levels import (
@@ -48,16 +41,14 @@ from lpdp.compose._levels import (
     merge_tolerance,
     region_from_atoms,
 )
-from lpdp.compose.heterogeneous import heterogeneous
 from lpdp.compose.kairouz import homogeneous
 from lpdp.errors import ParameterError
-from lpdp.mixture import mix
 from lpdp.region import PrivacyRegion
 
 __all__ = ["METHODS", "double_dp", "total_variation_eta", "max_k_within"]
 
-#: Accepted values of ``method``: three exact routes, then the two baselines.
-METHODS = ("lattice", "theorem2", "theorem3", "remark1", "remark2")
+#: Accepted values of ``method``: the exact route, then the two baselines.
+METHODS = ("lattice", "remark1", "remark2")
 
 _LN2 = math.log(2.0)
 #: Factors of the lattice's matrix product are split at 2^-500 into large and small ones (see _log_matmul).
@@ -135,10 +126,9 @@ def double_dp(first: tuple[float, float], second: tuple[float, float], k: int, *
     k : int
         Number of mechanisms, >= 1 (and at most :data:`MAX_K` for the exact routes when both constraints
         are active).
-    method : str
-        ``"lattice"`` (default), ``"theorem2"`` or ``"theorem3"``: the exact region by three routes that
-        agree (module docstring); ``"remark1"`` or ``"remark2"``: the paper's baselines, which contain the
-        exact region (valid but looser guarantees).
+    method : {"lattice", "remark1", "remark2"}
+        ``"lattice"`` (default): the exact region (module docstring); ``"remark1"`` or ``"remark2"``: the
+        paper's baselines, which contain the exact region (valid but looser guarantees).
 
     Returns
     -------
@@ -171,17 +161,11 @@ def double_dp(first: tuple[float, float], second: tuple[float, float], k: int, *
     if not isinstance(cls, _Active):
         return homogeneous(*cls, k)
     units = commensurate_units([cls.e1, cls.e2])
-    if method == "lattice" and units is not None:
+    if units is not None:
         return _levels(cls, k, units)
-    memory, ops = {"lattice": (150.0 * (k + 1) ** 2, (k + 1) ** 3 / 40),
-                   "theorem2": (60.0 * (k + 1) ** 3, 10.0 * (k + 1) ** 3),
-                   "theorem3": (200.0 * (k + 1) ** 3, 20.0 * (k + 1) ** 4)}[method]
-    check_budget(f"k={k} with method {method!r}", memory_bytes=memory, seconds=seconds_for(ops),
-                 hint="use method 'lattice'" + (" with commensurate ε (e.g. ε1 = 2 ε2)" if units is None
-                                                 else ""))
-    route: Callable[[_Active, int], PrivacyRegion] = {
-        "lattice": _lattice, "theorem2": _theorem2, "theorem3": _theorem3}[method]
-    return route(cls, k)
+    check_budget(f"k={k} with method 'lattice'", memory_bytes=150.0 * (k + 1) ** 2,
+                 seconds=seconds_for((k + 1) ** 3 / 40), hint="use commensurate ε (e.g. ε1 = 2 ε2)")
+    return _lattice(cls, k)
 
 
 def _log_tilde(p: _Active, k: int) -> tuple[float, float]:
@@ -290,41 +274,6 @@ def _log_matmul(log_f: np.ndarray, log_g: np.ndarray) -> np.ndarray:
         block = np.ix_(rows, cols)
         out[block] = np.logaddexp(out[block], part)
     return out
-
-
-def _theorem2(p: _Active, k: int) -> PrivacyRegion:
-    """Theorem 2: the mixture of heterogeneous compositions ``C_{i,k-i}`` and ``R(0,1)``."""
-    log_rest, _ = _log_tilde(p, k)
-    i = np.arange(k + 1)
-    log_w = log_binom(k, i) + i * p.log_1m_alpha + (k - i) * p.log_alpha + log_rest
-    parts = [(-math.expm1(log_rest), PrivacyRegion.from_dp(0.0, 1.0))]
-    parts += [(float(np.exp(lw)), heterogeneous({p.e1: int(j), p.e2: int(k - j)}))
-              for j, lw in zip(i, log_w, strict=True)]
-    mixed = mix(parts)
-    return region_from_atoms(mixed.losses, mixed.log_p, log_p_inf=mixed.log_p_inf, tol=_tolerance(p, k))
-
-
-def _theorem3(p: _Active, k: int) -> PrivacyRegion:
-    """Theorem 3: ``R(ε_uv, δ~ + (1-δ~) δ_uv)`` over every (u, v) with ``ε_uv >= 0``."""
-    log_rest, log_inf = _log_tilde(p, k)
-    a, b, c = (x.ravel() for x in np.mgrid[0:k + 1, 0:k + 1, 0:k + 1])
-    ok = a + b + c <= k
-    a, b, c = a[ok], b[ok], c[ok]
-    d = k - a - b - c
-    log_a = p.log_1m_alpha - float(log_softplus(p.e1))      # log((1-α)/(1+e^{ε1}))
-    log_b = p.log_alpha - float(log_softplus(p.e2))         # log(α/(1+e^{ε2}))
-    log_multinomial = log_binom(k, a) + log_binom(k - a, b) + log_binom(k - a - b, c)
-    log_p0 = log_multinomial + (a + d) * log_a + (b + c) * log_b + a * p.e1 + b * p.e2
-    four_point = PrivacyRegion.from_log_masses(lattice_loss([p.e1, p.e2], [a - d, b - c]), log_p0,
-                                               check_total=False)
-    u, v = (x.ravel() for x in np.mgrid[0:k + 1, 0:k + 1])
-    eps_uv = lattice_loss([p.e1, p.e2], [u + v - k, u - v])
-    # u >= ceil((k ε1 - v(ε1-ε2)) / (ε1+ε2)) is ε_uv >= 0; decide it with a tolerance, not a float ceil.
-    eps_uv = np.maximum(eps_uv[eps_uv >= -_tolerance(p, k)], 0.0)
-    log_d = np.logaddexp(log_inf, log_rest + np.asarray(four_point.log_delta(eps_uv)))
-    # δ_uv rounded above 1 (mass rounding in long sums) is 1: no constraint can say more.
-    return PrivacyRegion.from_constraints(
-        [(e, min(d, 1.0)) for e, d in zip(eps_uv.tolist(), np.exp(log_d).tolist(), strict=True)])
 
 
 def max_k_within(compose: Callable[[int], PrivacyRegion], epsilon: float, delta: float, *,
