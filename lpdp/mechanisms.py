@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
+from lpdp._numerics import log1mexp
 from lpdp._validate import (
     check_delta,
     check_epsilon,
@@ -57,7 +58,7 @@ from lpdp._validate import (
 from lpdp.errors import ParameterError
 from lpdp.pld import LossLaw
 from lpdp.region import PrivacyRegion
-from lpdp.tradeoff import TradeoffFunction, gaussian_delta
+from lpdp.tradeoff import TradeoffFunction, check_laplace, check_mu, gaussian_delta
 from lpdp.tradeoff import gaussian as gaussian_tradeoff
 from lpdp.tradeoff import laplace as laplace_tradeoff
 
@@ -232,6 +233,7 @@ class GaussianMechanism(Mechanism):
     def __post_init__(self) -> None:
         check_positive(self.sigma, "sigma")
         check_positive(self.sensitivity, "sensitivity")
+        check_mu(self.sensitivity / self.sigma, f"sensitivity/sigma = {self.sensitivity!r}/{self.sigma!r}")
 
     @property
     def mu(self) -> float:
@@ -327,8 +329,7 @@ class LaplaceMechanism(Mechanism):
     sensitivity: float = 1.0
 
     def __post_init__(self) -> None:
-        check_positive(self.scale, "scale")
-        check_positive(self.sensitivity, "sensitivity")
+        check_laplace(self.scale, self.sensitivity)
 
     def _r(self, value: Any, other: Any) -> float:
         d = abs(float(value) - float(other))
@@ -388,13 +389,12 @@ class LaplaceMechanism(Mechanism):
 
         def log_sf(c: np.ndarray) -> np.ndarray:
             c = np.clip(np.asarray(c, dtype=float), -r, r)
-            with np.errstate(divide="ignore"):
-                return log_half + np.log(-np.expm1((c - r) / 2.0))
+            return log_half + log1mexp((c - r) / 2.0)
 
         def log_cdf(c: np.ndarray) -> np.ndarray:
-            c = np.clip(np.asarray(c, dtype=float), -r, r)
-            with np.errstate(divide="ignore"):
-                return log_half - r + np.log(np.expm1((c + r) / 2.0))
+            # log(e^x - 1) = x + log(1 - e^-x), x = (c + r)/2: no overflow for large r
+            x = (np.clip(np.asarray(c, dtype=float), -r, r) + r) / 2.0
+            return log_half - r + x + log1mexp(-x)
 
         return LossLaw(np.array([r, -r]), np.array([log_half, log_half - r]), log_sf=log_sf,
                        log_cdf=log_cdf, support=(-r, r))

@@ -44,6 +44,7 @@ __all__ = ["LossLaw", "LatticeBracket", "BracketSide", "compose", "DEFAULT_RTOL"
 
 _NEG_INF = float("-inf")
 _U = float(np.finfo(float).eps) / 2.0          # unit roundoff
+_MAX_CELL_INDEX = 2.0 ** 52                     # lattice indices stay exact integers in a double
 #: Relative accuracy assumed of the masses given by a law's tail functions (``LossLaw.rtol``'s default).
 DEFAULT_RTOL = 1e-12
 #: Forward error of one FFT output per unit of radix summed over the stages, in units of ``u`` times the ℓ1
@@ -198,6 +199,11 @@ def _discretise(law: LossLaw, h: float, log_eta: float, sub: int) -> _Grid:
     if not np.all(np.isfinite(atoms)):
         raise ParameterError("LossLaw.losses: finite atoms need finite losses (put +inf in log_p_inf)")
     log_c = float(log1mexp(law.log_p_inf)) if law.log_p_inf > _NEG_INF else 0.0
+    reach = max([float(np.max(np.abs(atoms))) if atoms.size else 0.0,
+                 *(abs(x) for x in law.support if math.isfinite(x))])
+    if not reach / h <= _MAX_CELL_INDEX:  # refuse before any cast or square can overflow
+        raise ParameterError(f"a loss law with losses up to {reach:.3g} needs ~{2 * reach / h:.3g} lattice "
+                             f"cells at step h={h:g}: more than the engine's 2^52")
     ja = np.rint(atoms / h).astype(np.int64)
     d_atoms = ja * h - atoms
     pa = np.exp(log_pa)
@@ -223,7 +229,7 @@ def _discretise(law: LossLaw, h: float, log_eta: float, sub: int) -> _Grid:
         lo, hi = min(lo, int(ja.min())), max(hi, int(ja.max()))
     hi = max(hi, lo + 1)
     n = hi - lo + 1
-    check_budget(f"the lattice of one loss law (step h={h:g}, {n} cells x {sub})",
+    check_budget(f"the lattice of one loss law (step h={h:g}, {n:.3g} cells x {sub})",
                  memory_bytes=8.0 * 6 * (n * sub + 1), seconds=seconds_for(60.0 * n * sub))
     # Cells: cell j = ((lo + j - 1/2) h, (lo + j + 1/2) h]; the clipped law puts its lower tail at the left
     # end of cell 0 and its upper tail at the right end of cell n - 1. Sub-points split each cell in `sub`.

@@ -37,6 +37,14 @@ SHAPE_TOL = 1e-7
 SYMMETRY_TOL = 1e-6
 #: Added to a numerically maximised δ_f(ε): covers the float error of evaluating f near 1.
 NUMERIC_DELTA_SLACK = 2.0 ** -49
+#: Largest Gaussian parameter μ accepted: ε at any δ of ``G_μ`` composed up to 10^12 times stays finite in
+#: double precision (it grows like μ² k / 2); a larger μ is no privacy at all.
+MAX_MU = 1e100
+#: Largest ε = sensitivity/scale of one Laplace mechanism: its profile is ``1 - e^{(ε' - ε)/2}`` for
+#: ``ε' < ε``, so a larger ε releases its input at every useful ε'.
+MAX_LAPLACE_EPSILON = 1e6
+#: Largest μ of a *composed* Gaussian ``G_μ`` (up to 10^100 mechanisms of ``MAX_MU``).
+MAX_COMPOSED_MU = 1e150
 #: Bisection steps of the vectorised root finders (halves [0, 1] far below double precision).
 _BISECT_STEPS = 80
 
@@ -202,7 +210,7 @@ class TradeoffFunction:
             return math.inf
         hi = 1.0
         while float(self.delta(hi)) > delta:
-            if hi > 1e6:
+            if hi > 1e300:  # the smallest valid ε is beyond double range
                 return math.inf
             hi *= 2.0
         lo = 0.0
@@ -266,6 +274,25 @@ def gaussian_delta(epsilon: ArrayLike, mu: float) -> ArrayLike:
     return _scalar(np.clip(d, 0.0, 1.0), epsilon)
 
 
+def check_mu(mu: object, name: str = "mu", limit: float = MAX_MU) -> float:
+    """A Gaussian parameter ``0 < μ <= limit`` (default :data:`MAX_MU`, one mechanism)."""
+    v = check_positive(mu, name)
+    if v > limit:
+        raise ParameterError(f"{name}={mu!r}: must be at most {limit:g} (a Gaussian with a larger mu "
+                             f"releases its input: no finite epsilon at any useful delta)")
+    return v
+
+
+def check_laplace(scale: object, sensitivity: object = 1.0, name: str = "scale") -> float:
+    """``ε = sensitivity/scale`` of a Laplace mechanism, in ``(0, MAX_LAPLACE_EPSILON]``."""
+    b, s = check_positive(scale, name), check_positive(sensitivity, "sensitivity")
+    e = s / b
+    if not e <= MAX_LAPLACE_EPSILON:
+        raise ParameterError(f"{name}={scale!r}: epsilon = sensitivity/scale = {e:.3g} must be at most "
+                             f"{MAX_LAPLACE_EPSILON:g} (a larger epsilon releases the input)")
+    return e
+
+
 def gaussian(mu: float) -> TradeoffFunction:
     """``G_μ(t) = Φ(Φ^{-1}(1 - t) - μ)``, the trade-off of N(0,1) vs N(μ,1) (Dong, Roth, Su; Sec. IV).
 
@@ -278,7 +305,7 @@ def gaussian(mu: float) -> TradeoffFunction:
     >>> round(float(gaussian(1.0).delta(1.0)), 6)
     0.126937
     """
-    mu = check_positive(mu, "mu")
+    mu = check_mu(mu, limit=MAX_COMPOSED_MU)
 
     def f(t: np.ndarray) -> np.ndarray:
         with np.errstate(divide="ignore"):
@@ -313,8 +340,7 @@ def laplace(b: float) -> TradeoffFunction:
     >>> round(float(f(0.25)), 6)  # e^{-1} / (4 * 0.25)
     0.367879
     """
-    b = check_positive(b, "b")
-    e = 1.0 / b
+    e = check_laplace(b, name="b")
     a = math.exp(-e)
 
     def f(t: np.ndarray) -> np.ndarray:

@@ -88,8 +88,8 @@ def test_default_route_for_laplace_is_the_certified_engine_inside_the_paper_brac
 
 
 @pytest.mark.parametrize("argv, match", [
-    (["--gaussian", "0", "-k", "3"], "mu=0: must be finite and > 0"),
-    (["--gaussian", "-1", "-k", "3"], "mu=-1: must be finite and > 0"),
+    (["--gaussian", "0", "-k", "3"], "--gaussian=0: must be finite and > 0"),
+    (["--gaussian", "-1", "-k", "3"], "--gaussian=-1: must be finite and > 0"),
     (["--laplace", "x", "-k", "3"], "--laplace 'x': must be a number"),
     (["--gaussian", "1", "-k", "0"], "k=0: must be an integer >= 1"),
     (["--gaussian", "1", "-k", "2.5"], "k=2.5: must be an integer >= 1"),

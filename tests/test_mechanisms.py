@@ -164,3 +164,45 @@ def test_tradeoff_epsilon_inverts_delta():
 def test_errors(make, match):
     with pytest.raises(ParameterError, match=match):
         make()
+
+
+# -- extreme parameters: answers stay finite and on their side, or one clear error -----------------
+def test_laplace_loss_law_tails_at_large_epsilon_match_a_high_precision_reference():
+    """The continuous part's log-cdf, ``log(e^{-r}(e^{(c+r)/2} - 1)/2)``, used to overflow for r >= 1420."""
+    import mpmath
+
+    mpmath.mp.dps = 40
+    r = 3000.0
+    law = LaplaceMechanism(1.0 / r).loss_law()
+    for c in (-2999.0, -1.0, 0.0, 2500.0, 2999.999):
+        ref_cdf = mpmath.log(mpmath.e ** -r * (mpmath.e ** ((c + r) / 2) - 1) / 2)
+        ref_sf = mpmath.log((1 - mpmath.e ** ((c - r) / 2)) / 2)
+        assert float(law.log_cdf(np.array([c]))[0]) == pytest.approx(float(ref_cdf), rel=1e-13)
+        assert float(law.log_sf(np.array([c]))[0]) == pytest.approx(float(ref_sf), rel=1e-13, abs=1e-15)
+
+
+def test_gaussian_epsilon_beyond_a_million_is_finite_and_valid():
+    """ε(δ) of G_μ once gave up above 10^6 and answered inf (an attack bound above the truth)."""
+    import mpmath
+
+    mpmath.mp.dps = 60
+    mu = 1000.0 * math.sqrt(3.0)
+    eps = gaussian(mu).epsilon(1e-5)
+    assert math.isfinite(eps) and eps > 1e6
+
+    def delta(e: float) -> float:
+        e, m = mpmath.mpf(e), mpmath.mpf(mu)
+        return float(mpmath.ncdf(-e / m + m / 2) - mpmath.e ** e * mpmath.ncdf(-e / m - m / 2))
+
+    assert delta(eps) <= 1e-5 < delta(eps * (1 - 1e-9))
+
+
+@pytest.mark.parametrize("make, name", [
+    (lambda: GaussianMechanism(1e-200), "sigma"),
+    (lambda: gaussian(1e200), "mu"),
+    (lambda: LaplaceMechanism(1e-300), "scale"),
+    (lambda: laplace(1e-300), "b"),
+])
+def test_mechanisms_beyond_double_range_are_refused_naming_the_parameter(make, name):
+    with pytest.raises(ParameterError, match=name):
+        make()

@@ -50,17 +50,19 @@ def _handle(args: argparse.Namespace) -> int:
 
 
 def _handle_accountant(args: argparse.Namespace) -> int:
-    from lpdp._validate import check_int, check_positive
+    from lpdp._validate import check_int
     from lpdp.accountant import Accountant
     from lpdp.display import format_lower, format_upper
     from lpdp.mechanisms import GaussianMechanism, LaplaceMechanism
+    from lpdp.tradeoff import check_laplace, check_mu
 
     if args.gaussian is not None:
-        mu = check_positive(_number(args.gaussian, "--gaussian"), "mu")
+        mu = check_mu(_number(args.gaussian, "--gaussian"), "--gaussian")
         mech, desc = GaussianMechanism(1.0 / mu), {"gaussian": mu}
         name = f"G_{mu:g}"
     else:
-        b = check_positive(_number(args.laplace, "--laplace"), "b")
+        b = _number(args.laplace, "--laplace")
+        check_laplace(b, name="--laplace")
         mech, desc = LaplaceMechanism(b), {"laplace": b}
         name = f"Laplace(b={b:g})"
     k = check_int(_number(args.k, "-k"), "k", 1)
