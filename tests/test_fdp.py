@@ -334,3 +334,12 @@ def test_heterogeneous_gaussians_bracket_the_exact_composition():
 def test_bad_input(call, match):
     with pytest.raises(ParameterError, match=match):
         call()
+
+
+def test_bracket_of_a_nearly_non_private_gaussian_contains_it():
+    """``bracket(gaussian(20), 1, 4)`` raised a numpy error (an approximation with no finite loss)."""
+    f = gaussian(20.0)
+    b = bracket(f, 1, 4)
+    eps = np.linspace(0.0, 250.0, 26)
+    assert np.all(b.from_above.delta(eps) <= f.delta(eps) + 1e-12)
+    assert np.all(f.delta(eps) <= b.from_below.delta(eps) + 1e-12)

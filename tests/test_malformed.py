@@ -25,8 +25,6 @@ SCENARIO = str(ROOT / "scenarios" / "figure1_mixture.toml")
 #: Seconds a single malformed input may take before it counts as a hang.
 BOUND = 20
 
-# Cases whose fix belongs to another part of lpdp and is not in yet: they run (bounded) and are reported.
-PENDING_FDP = pytest.mark.xfail(reason="f-DP bracket of extreme mechanisms (engine) pending")
 
 GAUSS = ["--gaussian-sigma", "2", "--epsilon", "6", "--delta", "1e-3", "--max-steps", "24"]
 
@@ -336,7 +334,6 @@ def _api_cases():
         (lambda: PrivacyRegion.from_constraints("1,0"), "constraints"),
         (lambda: IntersectionLP([r]).contains("ab"), "point"),
         (lambda: IntersectionLP([]), ""),
-        pytest.param(lambda: fdp.bracket(tradeoff.gaussian(20.0), 1, 4), "", marks=PENDING_FDP),
         (lambda: _granted_filter().record("x"), "record"),
         (lambda: filters.RealisationFilter.replay("/no/such/transcript.json"), "transcript"),
         (lambda: filters.RealisationFilter(2.0, 0.5, 3, 0.4, 0.0).save("/no/such/dir/t.json"),
