@@ -27,7 +27,7 @@ from lpdp._numerics import MASS_SUM_RTOL, MEMBERSHIP_TOL, log1mexp, logsumexp
 from lpdp._validate import check_delta, check_epsilon
 from lpdp.errors import InternalError, ParameterError
 
-__all__ = ["PrivacyRegion", "check_normalised"]
+__all__ = ["PrivacyRegion", "check_normalised", "largest_delta_gap"]
 
 _NEG_INF = -math.inf
 _LOG_TINY = math.log(1e-300)
@@ -630,6 +630,37 @@ def check_normalised(region: PrivacyRegion, what: str) -> None:
         if not abs(math.expm1(t)) <= MASS_SUM_RTOL:
             raise InternalError(f"{what}: masses under {name} sum to {math.exp(t)!r}, not 1 (a defect in "
                                 f"lpdp: please report it)")
+
+
+def largest_delta_gap(tight: PrivacyRegion, loose: PrivacyRegion) -> tuple[float, float]:
+    """``max_{ε >= 0} (δ_loose(ε) - δ_tight(ε))`` and the ε where it is attained (the first such ε).
+
+    Between consecutive edge losses of either region each δ is ``A - B e^ε``, so their difference is
+    monotone there, and beyond the largest loss it is constant: the maximum over ε >= 0 is attained at 0
+    or at one of those losses, and evaluating there is exact (no grid).
+
+    Parameters
+    ----------
+    tight, loose : PrivacyRegion
+        Two regions, typically an exact one and a baseline that contains it (then the gap is >= 0).
+
+    Returns
+    -------
+    (float, float)
+        The largest gap and the ε at which it is attained.
+
+    Examples
+    --------
+    >>> from lpdp.region import PrivacyRegion, largest_delta_gap
+    >>> gap, at = largest_delta_gap(PrivacyRegion.from_dp(0.5, 0.0), PrivacyRegion.from_dp(1.0, 0.01))
+    >>> round(gap, 6), at
+    (0.294773, 0.5)
+    """
+    eps = np.unique(np.concatenate(([0.0], tight.losses, loose.losses)))
+    eps = eps[eps >= 0]
+    gap = np.asarray(loose.delta(eps)) - np.asarray(tight.delta(eps))
+    i = int(np.argmax(gap))
+    return float(gap[i]), float(eps[i])
 
 
 #: A scaled cumulative sum below this (relative to its reference) is not trusted: go one level deeper.

@@ -13,7 +13,7 @@ import shapely
 from lpdp import scenarios
 from lpdp.compose import double_dp
 from lpdp.errors import ScenarioError
-from lpdp.scenarios.composition import largest_gap
+from lpdp.region import largest_delta_gap
 from tests.theorems import theorem2
 
 ROOT = Path(__file__).resolve().parents[1] / "scenarios"
@@ -50,7 +50,7 @@ def test_figure2(tmp_path):
 def test_largest_gap_is_the_maximum_over_a_fine_grid(k):
     exact = double_dp((0.3, 0.0), (0.15, 0.02), k)
     base = double_dp((0.3, 0.0), (0.15, 0.02), k, method="remark1")
-    gap, where = largest_gap(exact, base)
+    gap, where = largest_delta_gap(exact, base)
     grid = np.linspace(0.0, 7.0, 20001)
     dense = np.asarray(base.delta(grid)) - np.asarray(exact.delta(grid))
     assert dense.max() <= gap + 1e-15

@@ -71,19 +71,6 @@ EPSILON_SCHEMA = {
 }
 
 
-def largest_gap(exact: Any, baseline: Any) -> tuple[float, float]:
-    """``max_ε (δ_baseline(ε) - δ_exact(ε))`` and where it is attained.
-
-    Between consecutive edge losses of either region the gap is ``A - B e^ε``, monotone in ε, so the
-    maximum over ε >= 0 is attained at 0 or at one of those losses: evaluating there is exact.
-    """
-    eps = np.unique(np.concatenate(([0.0], exact.losses, baseline.losses)))
-    eps = eps[eps >= 0]
-    gap = np.asarray(baseline.delta(eps)) - np.asarray(exact.delta(eps))
-    i = int(np.argmax(gap))
-    return float(gap[i]), float(eps[i])
-
-
 def _compose(constraints: list[tuple[float, float]], k: int, method: str = "lattice") -> Any:
     """Region of k mechanisms meeting every constraint, by :func:`lpdp.accountant.route`."""
     from lpdp.accountant import route
@@ -95,6 +82,7 @@ def _compose(constraints: list[tuple[float, float]], k: int, method: str = "latt
 def run(params: dict[str, Any]) -> ScenarioOutput:
     """Exact double-DP composition vs Remarks 1 and 2 for each k (Figure 2)."""
     from lpdp.export import region_dict
+    from lpdp.region import largest_delta_gap
 
     c1, c2 = params["constraints"]
     at = params["at"]
@@ -107,7 +95,7 @@ def run(params: dict[str, Any]) -> ScenarioOutput:
         exact = regions["lattice"]
         row: dict[str, Any] = {LABELS[m]: region_dict(r, at) for m, r in regions.items()}
         for m in ("remark1", "remark2"):
-            gap, where = largest_gap(exact, regions[m])
+            gap, where = largest_delta_gap(exact, regions[m])
             between = regions[m].area() - exact.area()
             row[f"{m}_largest_delta_gap"] = {"gap": gap, "epsilon": where}
             row[f"{m}_area_between"] = between
