@@ -35,7 +35,7 @@ import numpy as np
 from lpdp._validate import check_int
 from lpdp.compose import METHODS, double_dp, heterogeneous, homogeneous, multi
 from lpdp.compose._levels import identity_region
-from lpdp.compose.multi import compose_regions
+from lpdp.compose.multi import compose_regions, directed_product
 from lpdp.errors import ParameterError
 from lpdp.mechanisms import DPMechanism, GaussianMechanism, Mechanism
 from lpdp.region import PrivacyRegion
@@ -265,8 +265,8 @@ def _finite_route(parts: list[tuple[Mechanism, int]], method: Method, step: floa
             return _exact(heterogeneous(counts), "theorem1")
     if all(m.is_symmetric for m, _ in parts):
         return _exact(compose_regions([(m.region(), k) for m, k in parts], step=step), "product")
-    forward = _directed_product([(m.region(), k) for m, k in parts])
-    backward = _directed_product([(_mirror(m.region()), k) for m, k in parts])
+    forward = directed_product([(m.region(), k) for m, k in parts])
+    backward = directed_product([(_mirror(m.region()), k) for m, k in parts])
     both = _Larger(forward, backward)
     return Guarantee(both, both, True, "product")
 
@@ -276,40 +276,6 @@ def _mirror(region: PrivacyRegion) -> PrivacyRegion:
     return PrivacyRegion.from_log_masses(-region.losses[::-1], region.log_q[::-1], region.log_p[::-1],
                                          log_p_inf=region.log_q_ninf, log_q_ninf=region.log_p_inf,
                                          check_total=False)
-
-
-def _directed_product(parts: list[tuple[PrivacyRegion, int]]) -> PrivacyRegion:
-    """Exact region of the product of (possibly asymmetric) finite pairs, in the order given.
-
-    The product of the pairs (P_i, Q_i) is composed directly on the lattice of signed levels (one integer
-    coordinate per distinct |L|, as in :func:`lpdp.compose.multi.compose_regions`), so equal losses merge
-    exactly; only the P-law matters for δ(ε), and the Q-masses follow from ``q = p e^{-L}``.
-    """
-    from lpdp.compose._convolve import convolve
-    from lpdp.compose._levels import lattice_loss, merge_tolerance
-
-    levels = np.unique(np.concatenate([np.abs(r.losses) for r, _ in parts]))
-    levels = levels[levels > 0]
-    steps = []
-    for region, k in parts:
-        L = region.losses
-        keys = np.zeros((L.size, max(levels.size, 1)), dtype=np.int64)
-        nz = np.flatnonzero(L != 0)
-        keys[nz, np.searchsorted(levels, np.abs(L[nz]))] = np.sign(L[nz]).astype(np.int64)
-        steps += [(keys, np.array(region.log_p))] * k
-    keys, log_p = convolve(steps)
-    loss = lattice_loss(list(levels), list(keys.T)) if levels.size else np.zeros(keys.shape[0])
-    tol = merge_tolerance(float(np.max(np.abs(loss), initial=0.0)))
-    order = np.argsort(-loss)
-    loss, log_p = loss[order], log_p[order]
-    new_group = np.concatenate(([True], (loss[:-1] - loss[1:]) > tol))
-    loss = loss[new_group][np.cumsum(new_group) - 1]
-    rest_p = sum(k * math.log1p(-math.exp(r.log_p_inf)) for r, k in parts)
-    rest_q = sum(k * math.log1p(-math.exp(r.log_q_ninf)) for r, k in parts)
-    return PrivacyRegion.from_log_masses(
-        loss, log_p, log_p - loss,
-        log_p_inf=math.log(-math.expm1(rest_p)) if rest_p < 0 else -math.inf,
-        log_q_ninf=math.log(-math.expm1(rest_q)) if rest_q < 0 else -math.inf, check_total=False)
 
 
 def _certified(continuous: list[tuple[Mechanism, int]], finite: list[tuple[Mechanism, int]]

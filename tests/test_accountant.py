@@ -17,7 +17,7 @@ from scipy import stats
 
 from lpdp import Accountant, PrivacyRegion
 from lpdp.accountant import _certified, route
-from lpdp.compose.multi import compose_regions
+from lpdp.compose.multi import compose_regions, directed_product
 from lpdp.errors import ParameterError
 from lpdp.mechanisms import (
     DPMechanism,
@@ -283,3 +283,16 @@ def test_cli_compose_refuses_a_second_k(capsys):
     assert main(["compose", "--dp", "0.5,1e-5", "-k", "10", "--dp", "1,0", "-k", "5"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "-k given 2 times" in err and "lpdp account" in err
+
+
+@pytest.mark.parametrize("pairs", [
+    [(([0.5, 0.3, 0.2, 0.0], [0.1, 0.3, 0.5, 0.1]), 3)],
+    [(([0.3, 0.7, 0.0], [0.0, 0.6, 0.4]), 2), (([0.5, 0.3, 0.2, 0.0], [0.1, 0.3, 0.5, 0.1]), 2)],
+    [(([0.3, 0.7, 0.0], [0.0, 0.6, 0.4]), 1), (([1.0, 0.0], [0.0, 1.0]), 1)],
+])
+def test_directed_product_matches_brute_force(pairs):
+    """The ordered product of asymmetric pairs (also with atoms of loss ±inf, and a pair that always leaks)
+    on the shared lattice of compose_regions, against enumeration of every output sequence."""
+    mechs = [(FiniteMechanism.from_pair(p, q), k) for (p, q), k in pairs]
+    got = directed_product([(m.region(), k) for m, k in mechs]).delta(EPS)
+    assert np.allclose(got, product_delta(mechs, EPS), rtol=1e-12, atol=1e-15)

@@ -109,14 +109,15 @@ def commensurate_units(epsilons: Sequence[float], max_denominator: int = 1000) -
 
 
 def region_from_atoms(loss: np.ndarray, log_p: np.ndarray, *, log_p_inf: float = -math.inf,
-                      tol: float = 0.0, level: np.ndarray | None = None) -> PrivacyRegion:
-    """Region of a symmetric lattice given the losses and log P-masses of its atoms (any shape).
+                      log_q_ninf: float | None = None, tol: float = 0.0, level: np.ndarray | None = None
+                      ) -> PrivacyRegion:
+    """Region of a lattice given the losses and log P-masses of its atoms (any shape).
 
-    ``log_q = log_p - loss`` (the Q-mass of an atom is ``e^{-L}`` times its P-mass), and the ``+inf`` mass
-    under P equals the ``-inf`` mass under Q (the pair is its own mirror). Atoms with the same integer
-    ``level`` (from :func:`commensurate_units`) are one level: binned without sorting, at the largest of
-    their computed losses (exactly 0 for level 0). Without ``level``, losses within ``tol`` of each other
-    are moved onto the largest of them before the exact-equality merge of
+    ``log_q = log_p - loss`` (the Q-mass of an atom is ``e^{-L}`` times its P-mass), and the ``-inf`` mass
+    under Q is ``log_q_ninf``, by default the ``+inf`` mass under P (a symmetric pair, its own mirror).
+    Atoms with the same integer ``level`` (from :func:`commensurate_units`) are one level: binned without
+    sorting, at the largest of their computed losses (exactly 0 for level 0). Without ``level``, losses
+    within ``tol`` of each other are moved onto the largest of them before the exact-equality merge of
     :meth:`PrivacyRegion.from_log_masses`.
     """
     L = np.asarray(loss, dtype=float).ravel()
@@ -142,7 +143,8 @@ def region_from_atoms(loss: np.ndarray, log_p: np.ndarray, *, log_p_inf: float =
         new_group = np.concatenate(([True], (L[:-1] - L[1:]) > tol))
         L = L[new_group][np.cumsum(new_group) - 1]
         L[np.abs(L) <= tol] = 0.0
-    return PrivacyRegion.from_log_masses(L, lp, lp - L, log_p_inf=log_p_inf, log_q_ninf=log_p_inf,
+    return PrivacyRegion.from_log_masses(L, lp, lp - L, log_p_inf=log_p_inf,
+                                         log_q_ninf=log_p_inf if log_q_ninf is None else log_q_ninf,
                                          check_total=False)
 
 

@@ -32,7 +32,7 @@ from lpdp.compose._levels import lattice_loss, merge_tolerance, region_from_atom
 from lpdp.errors import ParameterError
 from lpdp.region import PrivacyRegion
 
-__all__ = ["multi", "compose_regions"]
+__all__ = ["multi", "compose_regions", "directed_product"]
 
 #: A loss counts as a multiple of ``step`` when ``|L/step - round(L/step)|`` is below this.
 STEP_TOL = 1e-9
@@ -96,6 +96,44 @@ def compose_regions(parts: Sequence[tuple[PrivacyRegion, int]], *, step: float |
     >>> round(float(r.delta(0.0)), 6)
     0.60369
     """
+    regions, counts = _checked(parts, symmetric=True)
+    if step is not None:
+        step = check_positive(step, "step")
+    if any(r.losses.size == 0 for r in regions):   # a mechanism that always leaks: so does the product
+        return region_from_atoms(np.empty(0), np.empty(0), log_p_inf=0.0)
+    # Every mass is read from an edge with L >= 0 (an atom of loss -L has the P-mass of its mirror's
+    # Q-mass): those edges sit near bI = 0 where their lengths keep full relative precision.
+    loss, log_p, tol = _product_atoms(regions, counts, step, [
+        np.where(r.losses >= 0, r.log_p, r.log_q[::-1]) for r in regions])
+    return region_from_atoms(loss, log_p, log_p_inf=_log_leak(regions, counts, "log_p_inf"), tol=tol)
+
+
+def directed_product(parts: Sequence[tuple[PrivacyRegion, int]]) -> PrivacyRegion:
+    """Exact region of the product of finite pairs ``(P_i, Q_i)``, not necessarily symmetric, in that order.
+
+    The same lattice as :func:`compose_regions` (one integer coordinate per distinct ``|L|``), with each
+    pair's own P-masses; the Q-masses follow from ``q = p e^{-L}``. The pair ``(Q, P)`` of the product is
+    that of the mirrored parts: an order-independent guarantee takes the larger δ of both.
+
+    Examples
+    --------
+    >>> from lpdp import PrivacyRegion
+    >>> from lpdp.compose.multi import directed_product
+    >>> r = directed_product([(PrivacyRegion.from_pair([0.5, 0.5, 0.0], [0.2, 0.3, 0.5]), 2)])
+    >>> round(float(r.delta(0.0)), 6)    # Σ (p - q)^+ over the 9 output pairs
+    0.75
+    """
+    regions, counts = _checked(parts, symmetric=False)
+    if any(r.losses.size == 0 for r in regions):
+        return PrivacyRegion.from_log_masses([], [], [], log_p_inf=0.0, log_q_ninf=0.0, check_total=False)
+    loss, log_p, tol = _product_atoms(regions, counts, None, [r.log_p for r in regions])
+    return region_from_atoms(loss, log_p, log_p_inf=_log_leak(regions, counts, "log_p_inf"),
+                             log_q_ninf=_log_leak(regions, counts, "log_q_ninf"), tol=tol)
+
+
+def _checked(parts: Sequence[tuple[PrivacyRegion, int]], *, symmetric: bool
+             ) -> tuple[list[PrivacyRegion], list[int]]:
+    """The regions with a positive count and their counts (validated)."""
     items = list(parts)
     if not items:
         raise ParameterError("parts=[]: at least one (region, count) pair is needed")
@@ -105,45 +143,52 @@ def compose_regions(parts: Sequence[tuple[PrivacyRegion, int]], *, step: float |
             raise ParameterError(f"parts[{i}]={item!r}: must be a (PrivacyRegion, count) pair")
         region, count = item
         count = check_int(count, f"parts[{i}].count", 0)
-        if not _mirrored(region):
+        if symmetric and not _mirrored(region):
             raise ParameterError(f"parts[{i}]: the region must be symmetric (its pair its own mirror)")
         if count:
             regions.append(region)
             counts.append(count)
     if not regions:
         raise ParameterError("parts: every count is 0; at least one mechanism is needed")
-    if any(r.losses.size == 0 for r in regions):   # a mechanism that always leaks: so does the product
-        return region_from_atoms(np.empty(0), np.empty(0), log_p_inf=0.0)
+    return regions, counts
+
+
+def _log_leak(regions: list[PrivacyRegion], counts: list[int], attr: str) -> float:
+    """log of the product's mass of infinite loss: ``1 - Π_i (1 - m_i)^{k_i}`` for ``m_i = e^{attr}``."""
+    log_rest = sum(c * float(log1mexp(getattr(r, attr))) for r, c in zip(regions, counts, strict=True))
+    return float(log1mexp(log_rest)) if log_rest < 0 else -math.inf
+
+
+def _product_atoms(regions: list[PrivacyRegion], counts: list[int], step: float | None,
+                   log_ps: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray, float]:
+    """Losses and log P-masses of the product's finite atoms on the lattice, and their merge tolerance.
+
+    Every region has at least one finite atom; ``log_ps`` are the log P-masses of their atoms.
+    """
     levels = np.unique(np.concatenate([np.abs(r.losses) for r in regions]))
     levels = levels[levels > 0]
     if levels.size == 0 and step is None:   # only losses 0 and ±inf: one level that no key uses
         levels = np.ones(1)
     if step is not None:
-        step = check_positive(step, "step")
         top = float(levels.max(initial=0.0))
         if not top / step <= MAX_STEP_UNITS:
             raise ParameterError(f"step={step!r}: too small for the largest loss {top!r} ({top / step:.3g} "
                                  f"steps; at most 2^52, and every loss must be a multiple of the step)")
-    keyed = [_keys(r, levels, step) for r in regions]
-    _check_cost(keyed, counts, step)
+    keyed = [(_keys(r, levels, step), lp) for r, lp in zip(regions, log_ps, strict=True)]
+    _check_cost([k for k, _ in keyed], counts, step)
     steps = [kw for kw, c in zip(keyed, counts, strict=True) for _ in range(c)]
     keys, log_p = convolve(steps)
-    log_rest = sum(c * float(log1mexp(r.log_p_inf)) for r, c in zip(regions, counts, strict=True))
-    log_inf = float(log1mexp(log_rest)) if log_rest < 0 else -math.inf
-    if step is None:
-        loss = lattice_loss(list(levels), list(keys.T))
-        tol = merge_tolerance(float(np.max(np.abs(loss), initial=0.0)))
-    else:
-        loss, tol = keys[:, 0] * step, 0.0
-    return region_from_atoms(loss, log_p, log_p_inf=log_inf, tol=tol)
+    if step is not None:
+        return keys[:, 0] * step, log_p, 0.0
+    loss = lattice_loss(list(levels), list(keys.T))
+    return loss, log_p, merge_tolerance(float(np.max(np.abs(loss), initial=0.0)))
 
 
-def _check_cost(keyed: list[tuple[np.ndarray, np.ndarray]], counts: list[int], step: float | None
-                ) -> None:
+def _check_cost(keyed: list[np.ndarray], counts: list[int], step: float | None) -> None:
     """Refuse, before allocating, a lattice over the memory or time budget (:mod:`lpdp._limits`)."""
-    span = 1.0 + sum(c * np.ptp(k, axis=0).astype(float) for (k, _), c in zip(keyed, counts, strict=True))
+    span = 1.0 + sum(c * np.ptp(k, axis=0).astype(float) for k, c in zip(keyed, counts, strict=True))
     cells = float(np.prod(span))
-    atoms = max(k.shape[0] for k, _ in keyed)
+    atoms = max(k.shape[0] for k in keyed)
     total = sum(counts)
     what = (f"the exact lattice of {total} mechanisms on " +
             (f"step {step!r}" if step is not None else f"{span.size} unrelated levels") +
@@ -166,23 +211,16 @@ def _mirrored(region: PrivacyRegion) -> bool:
                 and np.allclose(np.exp(lp), np.exp(lq[::-1]), rtol=1e-6, atol=1e-15))
 
 
-def _keys(region: PrivacyRegion, levels: np.ndarray, step: float | None
-          ) -> tuple[np.ndarray, np.ndarray]:
-    """Integer keys and log P-masses of a region's finite atoms.
-
-    Keys are ``±e_j`` per level, or ``round(L/step)`` on a lattice. Every mass is read from an edge with
-    ``L >= 0`` (an atom of loss ``-L`` has the P-mass of its mirror's Q-mass): those edges sit near
-    ``bI = 0`` where their lengths keep full relative precision.
-    """
+def _keys(region: PrivacyRegion, levels: np.ndarray, step: float | None) -> np.ndarray:
+    """Integer keys of a region's finite atoms: ``±e_j`` per level, or ``round(L/step)`` on a lattice."""
     L = region.losses
-    log_p = np.where(L >= 0, region.log_p, region.log_q[::-1])
     if step is None:
         keys = np.zeros((L.size, levels.size), dtype=np.int64)
         nz = np.flatnonzero(L != 0)
         keys[nz, np.searchsorted(levels, np.abs(L[nz]))] = np.sign(L[nz]).astype(np.int64)
-        return keys, log_p
+        return keys
     m = np.rint(L / step)
     bad = np.abs(L / step - m) > STEP_TOL * np.maximum(1.0, np.abs(m))
     if np.any(bad):
         raise ParameterError(f"step={step!r}: the loss {L[bad][0]!r} is not an integer multiple of it")
-    return m.astype(np.int64)[:, None], log_p
+    return m.astype(np.int64)[:, None]
