@@ -114,15 +114,3 @@ def logsumexp(a: np.ndarray) -> float:
     if m == np.inf:
         return np.inf
     return m + float(np.log(np.sum(np.exp(a - m))))
-
-
-def log_hockey_stick_terms(eps: float, losses: np.ndarray, log_p: np.ndarray) -> np.ndarray:
-    """``log(p_j - e^ε q_j) = log p_j + log(1 - e^{ε - L_j})`` for atoms with ``L_j > ε``.
-
-    With ``L_j = log(p_j / q_j)`` every term of ``δ(ε) = Σ_j (p_j - e^ε q_j)_+`` is positive, so the sum
-    has no cancellation. Atoms with ``L_j <= ε`` give ``-inf`` (zero).
-    """
-    out = np.full(losses.shape, -np.inf)
-    above = losses > eps
-    out[above] = log_p[above] + log1mexp(eps - losses[above])
-    return out

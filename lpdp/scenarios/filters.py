@@ -98,10 +98,6 @@ def _positive_list(name: str):
     return check
 
 
-def _steps_list(value: list[int]) -> list[int]:
-    return [check_int(v, f"max_steps[{i}]") for i, v in enumerate(value)]
-
-
 GAUSSIAN = {
     "sigma": Field("float", "noise of each Gaussian round (sensitivity-1 count)", default=2.0,
                    check=lambda v: check_positive(v, "sigma")),
