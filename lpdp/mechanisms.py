@@ -91,6 +91,15 @@ def pair_increments(logp: Mapping[Any, np.ndarray], pairs: Sequence[tuple[Any, A
     return np.stack(cols)
 
 
+def _distance(value: Any, other: Any, sensitivity: float, name: str) -> float:
+    """``|value - other|``, refused above the mechanism's sensitivity (1e-12 relative slack)."""
+    d = abs(float(value) - float(other))
+    if d > sensitivity * (1 + 1e-12):
+        raise ParameterError(f"inputs {value!r} and {other!r} are {d} apart: the {name} mechanism's "
+                             f"sensitivity={sensitivity} allows at most that")
+    return d
+
+
 def _check_level(a: float) -> float:
     return check_probability(a, "a")
 
@@ -241,11 +250,7 @@ class GaussianMechanism(Mechanism):
         return self.sensitivity / self.sigma
 
     def _mu(self, value: Any, other: Any) -> float:
-        d = abs(float(value) - float(other))
-        if d > self.sensitivity * (1 + 1e-12):
-            raise ParameterError(f"inputs {value!r} and {other!r} are {d} apart: the Gaussian mechanism's "
-                                 f"sensitivity={self.sensitivity} allows at most that")
-        return d / self.sigma
+        return _distance(value, other, self.sensitivity, "Gaussian") / self.sigma
 
     def sample(self, value: Any, rng: np.random.Generator, size: int | None = None) -> Any:
         return float(value) + self.sigma * rng.standard_normal(size)
@@ -332,11 +337,7 @@ class LaplaceMechanism(Mechanism):
         check_laplace(self.scale, self.sensitivity)
 
     def _r(self, value: Any, other: Any) -> float:
-        d = abs(float(value) - float(other))
-        if d > self.sensitivity * (1 + 1e-12):
-            raise ParameterError(f"inputs {value!r} and {other!r} are {d} apart: the Laplace mechanism's "
-                                 f"sensitivity={self.sensitivity} allows at most that")
-        return d / self.scale
+        return _distance(value, other, self.sensitivity, "Laplace") / self.scale
 
     def sample(self, value: Any, rng: np.random.Generator, size: int | None = None) -> Any:
         return float(value) + rng.laplace(0.0, self.scale, size)
