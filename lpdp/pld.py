@@ -45,6 +45,7 @@ __all__ = ["LossLaw", "LatticeBracket", "BracketSide", "compose", "DEFAULT_RTOL"
 _NEG_INF = float("-inf")
 _U = float(np.finfo(float).eps) / 2.0          # unit roundoff
 _MAX_CELL_INDEX = 2.0 ** 52                     # lattice indices stay exact integers in a double
+_LOG_MAX = math.log(np.finfo(float).max)        # e^x overflows above this
 #: Relative accuracy assumed of the masses given by a law's tail functions (``LossLaw.rtol``'s default).
 DEFAULT_RTOL = 1e-12
 #: Forward error of one FFT output per unit of radix summed over the stages, in units of ``u`` times the ℓ1
@@ -484,6 +485,11 @@ def _build(grids: Sequence[tuple[_Grid, int]], h: float, theta: float, start: in
     return _Lattice(theta, start, n, scale, a, b, log_e0, log_alias)
 
 
+def _exp_or_inf(x: float) -> float:
+    """``e^x``, or ``+inf`` where it overflows (for error bounds, which stay valid as ``+inf``)."""
+    return math.exp(x) if x <= _LOG_MAX else math.inf
+
+
 def _lattice_delta(lat: _Lattice, h: float, eps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Lattice ``δ'(ε)`` (computed) and a certified bound on its absolute error, untilted, per ε."""
     eps = np.asarray(eps, dtype=float)
@@ -491,7 +497,9 @@ def _lattice_delta(lat: _Lattice, h: float, eps: np.ndarray) -> tuple[np.ndarray
     i = np.where((i - 1) * h > eps, i - 1, i)
     i = np.where(i * h <= eps, i + 1, i)
     k = i - lat.start
-    alias = math.exp(lat.log_alias)
+    if lat.scale > _LOG_MAX:   # entries above e^709 are noise of a far tilt (true masses are <= 1)
+        return np.zeros(eps.shape), np.full(eps.shape, np.inf)      # uninformative: certifies nothing
+    alias = _exp_or_inf(lat.log_alias)
     below = k < 0
     kc = np.clip(k, 0, lat.n - 1).astype(np.int64)
     a, b = lat.a[kc], lat.b[kc]
@@ -499,13 +507,15 @@ def _lattice_delta(lat: _Lattice, h: float, eps: np.ndarray) -> tuple[np.ndarray
     val = np.maximum(a - c * b, 0.0)
     # cumsum and recursion: relative errors (n + 2) u each; then the roundings of a - c b
     slack = 4 * (lat.n + 8) * _U * (a + c * b)
-    if lat.theta > 0:
-        q = math.exp(-lat.theta * h)
-        fft = np.exp(lat.log_e0 - lat.theta * h * kc - lat.scale) / (1.0 - q)
-    else:
-        fft = math.exp(lat.log_e0 - lat.scale) * (lat.n - kc)
+    with np.errstate(over="ignore"):   # an error bound beyond double range is +inf (still a bound)
+        if lat.theta > 0:
+            q = math.exp(-lat.theta * h)
+            fft = np.exp(lat.log_e0 - lat.theta * h * kc - lat.scale) / (1.0 - q)
+        else:
+            fft = _exp_or_inf(lat.log_e0 - lat.scale) * (lat.n - kc)
     scale = math.exp(lat.scale)
-    val, err = val * scale, (slack + fft) * scale * (1 + 8 * _U) + alias
+    with np.errstate(over="ignore"):
+        val, err = val * scale, (slack + fft) * scale * (1 + 8 * _U) + alias
     out = k >= lat.n
     val, err = np.where(out, 0.0, val), np.where(out, alias, err)
     if lat.theta > 0:   # a tilted window says nothing below its start

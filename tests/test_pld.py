@@ -171,3 +171,27 @@ def test_large_self_composition_contains_closed_form(sigma, k):
     for d in (1e-5, 1e-9, 1e-12):
         lo, hi = b.epsilon([d])
         assert lo[0] <= gaussian_eps(mu, d) <= hi[0]
+
+
+def test_deep_tail_of_a_laplace_and_rr_workload_answers_within_dp_accounting():
+    """ε at δ = 1e-12 of 5 Laplace + 20 four-ary RR once overflowed (a far tilt's noise above e^709)."""
+    from dp_accounting.pld import privacy_loss_distribution as pld_lib
+
+    from lpdp.accountant import Accountant
+    from lpdp.mechanisms import LaplaceMechanism, randomized_response
+    from tests.oracles import pld_from_region
+
+    rr = randomized_response(4, 0.7)
+    g = Accountant().compose(LaplaceMechanism(1.0), 5).compose(rr, 20).guarantee()
+    (lo,), (hi,) = g.epsilon([1e-12])
+    assert math.isfinite(hi) and lo <= hi
+    ref = {}
+    for pess in (True, False):
+        lap = pld_lib.from_laplace_mechanism(1.0, value_discretization_interval=1e-4,
+                                             pessimistic_estimate=pess).self_compose(5)
+        rr_pld = pld_from_region(rr.region(), pessimistic=pess).self_compose(20)
+        ref[pess] = lap.compose(rr_pld).get_epsilon_for_delta(1e-12)
+    # the PLD's optimistic ε is at most the truth, hence at most our guarantee; its pessimistic ε is at
+    # least our attack bound (up to its own deep-tail rounding, allowed 1e-3 relative)
+    assert ref[False] <= hi
+    assert lo <= ref[True] * (1 + 1e-3)
