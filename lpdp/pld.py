@@ -40,7 +40,7 @@ from lpdp._numerics import log1mexp, logsumexp
 from lpdp._validate import check_delta, check_int, check_positive
 from lpdp.errors import ParameterError
 
-__all__ = ["LossLaw", "LatticeBracket", "BracketSide", "compose", "DEFAULT_RTOL"]
+__all__ = ["LossLaw", "LatticeBracket", "BracketSide", "compose", "mixture", "DEFAULT_RTOL"]
 
 _NEG_INF = float("-inf")
 _U = float(np.finfo(float).eps) / 2.0          # unit roundoff
@@ -110,6 +110,54 @@ class LossLaw:
     def is_discrete(self) -> bool:
         """True when the law has no continuous part (it is then exact and finite)."""
         return self.log_sf is None
+
+
+def mixture(laws: Sequence[LossLaw], weights: Sequence[float]) -> LossLaw:
+    """The loss law of a round that uses law ``j`` with probability ``w_j``, the choice being public and
+    independent of the data: ``P(L > c) = Σ_j w_j P(L_j > c)``, atoms and the ``+inf`` atom weighted
+    likewise (the privacy region of such a round is the weighted Minkowski sum of the parts' regions,
+    Theorem 2 of Cadir, Najib and Shkel).
+
+    Masses are summed in log space; ``rtol`` is the largest of the parts' plus a few units of roundoff
+    for the weights' logarithms.
+
+    Examples
+    --------
+    >>> rr = LossLaw(np.array([1.0, -1.0]), np.log([np.e / (1 + np.e), 1 / (1 + np.e)]))
+    >>> null = LossLaw(np.array([0.0]), np.array([0.0]))
+    >>> m = mixture([rr, null], [0.25, 0.75])
+    >>> m.losses.tolist(), np.exp(m.log_p).round(6).tolist()
+    ([1.0, -1.0, 0.0], [0.182765, 0.067235, 0.75])
+    """
+    laws = list(laws)
+    w = np.asarray(weights, dtype=float)
+    if not laws or w.shape != (len(laws),) or not np.all(np.isfinite(w)) or np.any(w < 0) \
+            or abs(float(w.sum()) - 1.0) > 1e-9:
+        raise ParameterError(f"weights={w.tolist()!r}: need one non-negative weight per law, summing to 1")
+    keep = [(law, math.log(x)) for law, x in zip(laws, w.tolist(), strict=True) if x > 0]
+    cont = [(law, lw) for law, lw in keep if law.log_sf is not None]
+
+    def mix(name: str) -> Callable[[np.ndarray], np.ndarray] | None:
+        if not cont:
+            return None
+
+        def fn(c: np.ndarray) -> np.ndarray:
+            parts = np.stack([lw + np.asarray(getattr(law, name)(c), dtype=float) for law, lw in cont])
+            top = np.max(parts, axis=0)
+            safe = np.where(np.isfinite(top), top, 0.0)
+            with np.errstate(divide="ignore"):
+                return np.where(np.isfinite(top), safe + np.log(np.sum(np.exp(parts - safe), axis=0)),
+                                top)
+
+        return fn
+
+    return LossLaw(np.concatenate([law.losses for law, _ in keep]),
+                   np.concatenate([law.log_p + lw for law, lw in keep]),
+                   logsumexp(np.array([law.log_p_inf + lw for law, lw in keep])),
+                   log_sf=mix("log_sf"), log_cdf=mix("log_cdf"),
+                   support=(min((law.support[0] for law, _ in cont), default=-np.inf),
+                            max((law.support[1] for law, _ in cont), default=np.inf)),
+                   rtol=max(law.rtol for law, _ in keep) + 16 * _U)
 
 
 # --------------------------------------------------------------------------------------- discretisation

@@ -12,6 +12,7 @@ from typing import Any
 from lpdp.cli._common import Result, add_output_options, emit, parse_pair
 from lpdp.display import format_upper
 from lpdp.errors import ParameterError
+from lpdp.filters.registry import ROUNDS
 
 #: The realisation-level filter's old CLI name, kept as an alias.
 ALIASES = {"paper": "realisation"}
@@ -45,7 +46,12 @@ def _mechanism_options(p: argparse.ArgumentParser) -> None:
                    help="an (ε, δ) guarantee the mechanism meets; repeat for several at once (the "
                         "filter runs on their dominating pair)")
     g.add_argument("--mechanism", metavar="FILE",
-                   help="a mechanism file (JSON or TOML: a finite mechanism, or a one-entry workload)")
+                   help="a mechanism file (JSON or TOML): a mechanism's data (e.g. a finite table), or a "
+                        "workload (its [[mechanism]] entries; several different ones need --rounds)")
+    g.add_argument("--rounds", choices=ROUNDS,
+                   help="how a workload of several mechanisms runs: iid (each round one entry, drawn "
+                        "with weights proportional to times; the entry drawn is public) or cyclic (the "
+                        "entries in file order, each `times` times, repeated)")
 
 
 def _mechanism(args: argparse.Namespace, *, required: bool) -> Any:
@@ -57,6 +63,8 @@ def _mechanism(args: argparse.Namespace, *, required: bool) -> Any:
              if v is not None]
     if len(given) > 1:
         raise ParameterError(f"{' and '.join(given)}: give one mechanism, not several")
+    if args.rounds is not None and args.mechanism is None:
+        raise ParameterError(f"--rounds {args.rounds}: only for a workload file (--mechanism FILE)")
     if not given:
         if required:
             raise ParameterError(f"no mechanism: give one of {', '.join(MECHANISM_OPTIONS)}")
@@ -76,7 +84,7 @@ def _mechanism(args: argparse.Namespace, *, required: bool) -> Any:
         return m.DPMechanism([parse_pair(t, "--dp") for t in args.dp])
     from lpdp.filters import load_mechanism
 
-    return load_mechanism(args.mechanism)
+    return load_mechanism(args.mechanism, rounds=args.rounds)
 
 
 def _common(p: argparse.ArgumentParser, *, epsilon_required: bool) -> None:

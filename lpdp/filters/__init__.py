@@ -34,8 +34,10 @@ from lpdp.filters.registry import (
     FilterKind,
     build_filter,
     filter_kinds,
+    load_cycle,
     load_mechanism,
     register_filter,
+    workload_steps,
 )
 from lpdp.filters.simulate import Comparison, SurvivalCurve, comparison, survival
 from lpdp.mechanisms import (
@@ -57,6 +59,8 @@ __all__ = [
     "filter_kinds",
     "build_filter",
     "load_mechanism",
+    "load_cycle",
+    "workload_steps",
     "MechanismLevelFilter",
     "NotApplicableError",
     "default_pairs",

@@ -13,7 +13,8 @@ model. :func:`sequence_parameters` offers both routes:
   ``u_i(θ) + u_{i+1}(δ̃)`` over the steps and ordered pairs (for an i.i.d. sequence this is Prop. 1's
   objective);
 * ``model="iid"``: the i.i.d. model fitted to the declared sequence, whose one-step loss law is the
-  equal-weight mixture of the steps' laws (``P(L > c) = mean_i P(L_i > c)``), optimised as in Prop. 1.
+  equal-weight mixture of the steps' laws (``P(L > c) = mean_i P(L_i > c)``, a
+  :class:`~lpdp.mechanisms.MixtureMechanism`), optimised as in Prop. 1.
 """
 
 from __future__ import annotations
@@ -33,7 +34,13 @@ from lpdp.filters.baselines import NotApplicableError
 from lpdp.filters.params import FilterParameters, _theta_for
 from lpdp.filters.realisation import Filter
 from lpdp.filters.registry import build_filter, filter_kinds
-from lpdp.mechanisms import GaussianMechanism, Mechanism, Request, randomized_response
+from lpdp.mechanisms import (
+    GaussianMechanism,
+    Mechanism,
+    MixtureMechanism,
+    Request,
+    randomized_response,
+)
 
 __all__ = ["sequence_parameters", "Telemetry", "telemetry"]
 
@@ -48,32 +55,6 @@ def _quantiles(step: Step, level: float, pairs: Sequence[tuple[Hashable, Hashabl
             x, y = (v, w) if req is None else (req(v), req(w))
             out.append(mech.loss_quantile(level, x, y))
     return out
-
-
-def _mixture_quantile(steps: Sequence[Step], level: float, pair: tuple[Any, Any],
-                      distinct: Sequence[Step]) -> float:
-    """``inf{c : mean_i P(L_i > c) <= level}`` for one ordered pair (bisection on the exact tails,
-    rounded up so the threshold errs on the conservative side)."""
-    a, b = pair
-    weight = {s: steps.count(s) / len(steps) for s in distinct}
-
-    def tail(c: float) -> float:
-        return math.fsum(w * m.loss_tail(c, *((a, b) if r is None else (r(a), r(b))))
-                         for (m, r), w in weight.items())
-
-    hi = max(max(_quantiles(s, level / len(steps), [pair])) for s in distinct)  # mean tail <= level
-    if not math.isfinite(hi):
-        return math.inf
-    lo = min(min(_quantiles(s, min(1.0, level * len(steps)), [pair])) for s in distinct)
-    lo = lo if math.isfinite(lo) else hi - 1.0
-    if tail(lo) <= level:
-        return lo
-    for _ in range(100):  # tail(lo) > level >= tail(hi)
-        mid = (lo + hi) / 2
-        if mid in (lo, hi):
-            break
-        lo, hi = (lo, mid) if tail(mid) <= level else (mid, hi)
-    return hi
 
 
 def sequence_parameters(delta: float, max_steps: int, steps: Sequence[Step],
@@ -117,11 +98,13 @@ def sequence_parameters(delta: float, max_steps: int, steps: Sequence[Step],
     seq = list(dict.fromkeys((cyc[i], cyc[min(i + 1, len(cyc) - 1)])  # distinct consecutive steps
                              for i in range(max(len(cyc) - 1, 1))))
 
+    fitted = MixtureMechanism(distinct, [steps.count(s) for s in distinct])
+
     def objective(d: float) -> tuple[float, float]:
         t = _theta_for(delta, n, d)
         if model == "iid":
-            ud = [_mixture_quantile(steps, d, p, distinct) for p in ordered]
-            ut = [_mixture_quantile(steps, t, p, distinct) for p in ordered]
+            ud = [fitted.loss_quantile(d, *p) for p in ordered]
+            ut = [fitted.loss_quantile(t, *p) for p in ordered]
             worst = max(x + y for x, y in zip(ud, ut, strict=True))
             return worst, max(ud)
         worst = max(max(x + y for x, y in zip(_quantiles(s, t, pairs), _quantiles(nxt, d, pairs),

@@ -11,8 +11,12 @@ and halts when the next round would pass its budget:
   mechanism is zCDP.
 
 The per-round parameters are worst cases over the filter's neighbouring pairs (Gaussian and Laplace:
-over the sensitivity ball). Charges are summed exactly (as fractions of the doubles charged), so a filter
-grants the same number of i.i.d. rounds as :meth:`MechanismLevelFilter.iid_stopping_time` computes in
+over the sensitivity ball). A :class:`~lpdp.mechanisms.MixtureMechanism` (an i.i.d. round of a mix,
+its step index public) is charged from its steps: ``δ(ε) = Σ_j w_j δ_j(ε)``,
+``D_α = log(Σ_j w_j e^{(α-1) D_{α,j}}) / (α-1)`` and ``ρ = max_j ρ_j``; each step's parameter is its
+worst case over both orders, so these are exact for symmetric steps and upper bounds otherwise.
+Charges are summed exactly (as fractions of the doubles charged), so a filter grants the same number
+of i.i.d. rounds as :meth:`MechanismLevelFilter.iid_stopping_time` computes in
 O(log k) steps, without any cap on k.
 """
 
@@ -37,11 +41,15 @@ from lpdp.mechanisms import (
     GaussianMechanism,
     LaplaceMechanism,
     Mechanism,
+    MixtureMechanism,
     RegionMechanism,
     Request,
 )
 from lpdp.region import PrivacyRegion
 from lpdp.tradeoff import gaussian, gaussian_delta
+
+#: Unit roundoff of a double.
+_U = float(np.finfo(float).eps) / 2.0
 
 __all__ = [
     "gaussian_delta",
@@ -138,6 +146,14 @@ def _laplace_r(mechanism: LaplaceMechanism) -> float:
     return mechanism.sensitivity / mechanism.scale
 
 
+def _mixture_parts(mechanism: MixtureMechanism, inputs: Sequence[tuple[Any, Any]] | None
+                   ) -> list[tuple[float, Mechanism, list[tuple[Any, Any]]]]:
+    """``(w_j, step mechanism, its input pairs)`` of a mixture, the pairs mapped by each step's request."""
+    pairs = list(inputs or default_pairs(mechanism))
+    return [(w, m, [(a, b) if r is None else (r(a), r(b)) for a, b in pairs])
+            for (m, r), w in zip(mechanism.steps, mechanism.weights, strict=True)]
+
+
 def describe(mechanism: Mechanism) -> str:
     """A short name of ``mechanism`` for messages (never its whole probability table).
 
@@ -154,6 +170,8 @@ def describe(mechanism: Mechanism) -> str:
     if kind in ("gaussian", "laplace"):
         scale = "sigma" if kind == "gaussian" else "scale"
         return f"the {kind} mechanism ({scale}={d[scale]:g}, sensitivity={d['sensitivity']:g})"
+    if kind == "mixture":
+        return f"a mixture of {len(d['steps'])} mechanisms"
     return f"the {kind} mechanism {d.get('name', '')!r}".replace(" ''", "")
 
 
@@ -181,6 +199,10 @@ def round_delta(mechanism: Mechanism, epsilon: float,
         return float(mechanism.tradeoff().delta(epsilon))
     if isinstance(mechanism, FiniteMechanism):
         return max(float(r.delta(epsilon)) for r in _pair_regions(mechanism, inputs))
+    if isinstance(mechanism, MixtureMechanism):
+        total = math.fsum(w * round_delta(m, epsilon, ins) for w, m, ins in
+                          _mixture_parts(mechanism, inputs))
+        return min(1.0, total * (1.0 + 4.0 * len(mechanism.steps) * _U))
     raise _not_applicable(mechanism, "an exact privacy profile δ(ε)")
 
 
@@ -200,6 +222,20 @@ def round_epsilon(mechanism: Mechanism, delta: float,
         return float(mechanism.tradeoff().epsilon(delta))
     if isinstance(mechanism, FiniteMechanism):
         return max(float(r.epsilon(delta)) for r in _pair_regions(mechanism, inputs))
+    if isinstance(mechanism, MixtureMechanism):  # δ(ε) is non-increasing: bisect, answer the upper end
+        def over(e: float) -> bool:
+            return round_delta(mechanism, e, inputs) > delta
+
+        if not over(0.0):
+            return 0.0
+        hi = max(round_epsilon(m, delta, ins) for _, m, ins in _mixture_parts(mechanism, inputs))
+        if not math.isfinite(hi):
+            return hi
+        lo = 0.0
+        while hi - lo > 1e-13 * max(1.0, hi):
+            mid = (lo + hi) / 2.0
+            lo, hi = (mid, hi) if over(mid) else (lo, mid)
+        return hi
     raise _not_applicable(mechanism, "an exact privacy profile δ(ε)")
 
 
@@ -226,6 +262,10 @@ def renyi_divergence(mechanism: Mechanism, alpha: float,
         r = _laplace_r(mechanism)
         d = float(np.logaddexp(math.log(a / (2 * a - 1)) + (a - 1) * r,
                                math.log((a - 1) / (2 * a - 1)) - a * r)) / (a - 1)
+    elif isinstance(mechanism, MixtureMechanism):
+        d = float(special.logsumexp([(a - 1) * renyi_divergence(m, a, ins) for _, m, ins in
+                                     _mixture_parts(mechanism, inputs)], b=list(mechanism.weights)))
+        d /= a - 1
     elif isinstance(mechanism, FiniteMechanism):
         d = -math.inf
         for r in _pair_regions(mechanism, inputs):
@@ -252,6 +292,8 @@ def zcdp_rho(mechanism: Mechanism, inputs: Sequence[tuple[Any, Any]] | None = No
     """
     if isinstance(mechanism, GaussianMechanism):
         return mechanism.mu**2 / 2.0
+    if isinstance(mechanism, MixtureMechanism):  # D_α <= α max_j ρ_j, and tight as α grows
+        return max(zcdp_rho(m, ins) for _, m, ins in _mixture_parts(mechanism, inputs))
     if isinstance(mechanism, LaplaceMechanism):
         eps = _laplace_r(mechanism)
     elif isinstance(mechanism, FiniteMechanism):
@@ -593,7 +635,7 @@ def _classical(mechanism: Mechanism, epsilon: float, delta: float, pairs: Pairs)
         parts = [FiniteMechanism.from_pair(np.exp(r.log_p).tolist() + [math.exp(r.log_p_inf), 0.0],
                                            np.exp(r.log_q).tolist() + [0.0, math.exp(r.log_q_ninf)])
                  for r in _pair_regions(mechanism, pairs)]
-    elif isinstance(mechanism, LaplaceMechanism):
+    elif isinstance(mechanism, (LaplaceMechanism, MixtureMechanism)):
         parts = [mechanism]
     else:
         return Baseline("classical", None, note="not available for this mechanism")

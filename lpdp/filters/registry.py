@@ -17,9 +17,10 @@ from lpdp.filters.baselines import BEST
 from lpdp.filters.combined import combined_for_iid
 from lpdp.filters.params import optimal_parameters
 from lpdp.filters.realisation import Filter, RealisationFilter, UnionBoundFilter
-from lpdp.mechanisms import Mechanism, mechanism_from_dict
+from lpdp.mechanisms import Mechanism, Request, mechanism_from_dict, mixture
 
-__all__ = ["FilterKind", "register_filter", "filter_kinds", "build_filter", "load_mechanism"]
+__all__ = ["FilterKind", "register_filter", "filter_kinds", "build_filter", "load_mechanism", "load_cycle",
+           "workload_steps", "ROUNDS"]
 
 Pairs = Sequence[tuple[Hashable, Hashable]]
 
@@ -111,11 +112,51 @@ for _name, _label in (("renyi", "Rényi (best order)"), ("concentrated", "concen
     register_filter(FilterKind(_name, _label, "mechanism", _mechanism_level(_name)))
 
 
-def load_mechanism(path: str | Path) -> Mechanism:
-    """Read the mechanism of i.i.d. rounds from a JSON or TOML file: either a workload file of
-    :mod:`lpdp.workload` (``[[mechanism]]`` tables; every entry must be the same mechanism, ``times`` is
-    ignored), or the plain data of :meth:`~lpdp.mechanisms.Mechanism.to_dict` (``type = "finite"`` with
-    ``table`` and ``outputs``, ``"gaussian"``, ``"laplace"``, ``"dp"``, ``"region"``).
+Rounds = Literal["iid", "cyclic"]
+#: How a workload of several different mechanisms is run (``lpdp filter ... --rounds``).
+ROUNDS: tuple[str, ...] = ("iid", "cyclic")
+
+
+def workload_steps(parts: Sequence[tuple[Mechanism, int]]) -> list[tuple[Mechanism, Request]]:
+    """One period of a workload's rounds, in file order (entry ``i`` repeated ``times`` times), each on
+    its worst-case neighbouring pair: the request maps database ``1`` to the mechanism's ``pair[0]`` (P)
+    and database ``0`` to ``pair[1]`` (Q), so a filter checks the pair ``(1, 0)`` in both orders.
+
+    Examples
+    --------
+    >>> from lpdp.mechanisms import GaussianMechanism, pure
+    >>> [(m, r.values) for m, r in workload_steps([(GaussianMechanism(2.0), 2), (pure(1.0), 1)])]
+    ... # doctest: +NORMALIZE_WHITESPACE
+    [(GaussianMechanism(sigma=2.0, sensitivity=1.0), ((1, 1.0), (0, 0.0))),
+     (GaussianMechanism(sigma=2.0, sensitivity=1.0), ((1, 1.0), (0, 0.0))),
+     (DPMechanism([(1.0, 0.0)]), ((1, 0), (0, 1)))]
+    """
+    out = []
+    for i, (mech, times) in enumerate(parts):
+        try:
+            p, q = mech.pair  # type: ignore[attr-defined]
+        except (AttributeError, ParameterError):
+            raise ParameterError(f"mechanism[{i}] ({mech!r}): has no worst-case neighbouring pair to run "
+                                 "in a filter") from None
+        out += [(mech, Request(f"mechanism[{i}]", {1: p, 0: q}))] * times
+    return out
+
+
+def _workload(path: str | Path) -> tuple[list[tuple[Mechanism, int]], str]:
+    from lpdp import workload
+
+    source = f"--mechanism {str(path)!r}"
+    return workload.parse(workload.read(path), source=source), source
+
+
+def load_mechanism(path: str | Path, *, rounds: Rounds | None = None) -> Mechanism:
+    """Read the mechanism of i.i.d. rounds from a JSON or TOML file: the plain data of
+    :meth:`~lpdp.mechanisms.Mechanism.to_dict` (``type = "finite"`` with ``table`` and ``outputs``,
+    ``"gaussian"``, ``"laplace"``, ``"dp"``, ``"region"``, ``"mixture"``), or a workload file of
+    :mod:`lpdp.workload` (``[[mechanism]]`` tables). A workload of one mechanism (however many entries)
+    is that mechanism; a workload of several needs ``rounds="iid"``: each round runs entry ``i`` with
+    probability ``times_i / Σ times``, on its worst-case pair (:func:`workload_steps`), and releases which
+    entry ran (:func:`lpdp.mechanisms.mixture`). For a cyclic sequence use :func:`load_cycle`.
 
     Examples
     --------
@@ -124,9 +165,15 @@ def load_mechanism(path: str | Path) -> Mechanism:
     >>> _ = f.write_text('[[mechanism]]\\nkind = "randomized_response"\\ncategories = 4\\nepsilon = 0.7')
     >>> load_mechanism(f).probabilities(0).round(4).tolist()
     [0.4016, 0.1995, 0.1995, 0.1995]
+    >>> _ = f.write_text('[[mechanism]]\\nkind = "pure"\\nepsilon = 1.0\\ntimes = 3\\n'
+    ...                  '[[mechanism]]\\nkind = "randomized_response"\\ncategories = 2\\nepsilon = 0.5')
+    >>> load_mechanism(f, rounds="iid").probabilities(1).round(4).tolist()
+    [0.5483, 0.2017, 0.1556, 0.0944]
     """
     from lpdp import workload
 
+    if rounds not in (None, *ROUNDS):
+        raise ParameterError(f"rounds={rounds!r}: must be one of {', '.join(ROUNDS)}")
     data = workload.read(path)
     source = f"--mechanism {str(path)!r}"
     if "type" in data:
@@ -137,9 +184,39 @@ def load_mechanism(path: str | Path) -> Mechanism:
                 raise
             raise ParameterError(f"{source}: malformed {data['type']!r} mechanism "
                                  f"({type(exc).__name__}: {exc})") from None
-    distinct = list(dict.fromkeys(m for m, _ in workload.parse(data, source=source)))
-    if len(distinct) != 1:
-        raise ParameterError(f"{source}: the workload has {len(distinct)} different mechanisms; lpdp "
-                             "filter runs i.i.d. rounds of one (for a declared sequence of several, see "
-                             "lpdp.filters.adaptive.sequence_parameters)")
-    return distinct[0]
+    parts = workload.parse(data, source=source)
+    distinct = list(dict.fromkeys(m for m, _ in parts))
+    if len(distinct) == 1:
+        return distinct[0]
+    if rounds is None:
+        raise ParameterError(f"{source}: the workload has {len(distinct)} different mechanisms; say how "
+                             "rounds run: --rounds iid (each round one entry, drawn with weights ∝ times) "
+                             "or --rounds cyclic (the entries in order, each `times` times, repeated)")
+    if rounds == "cyclic":
+        raise ParameterError(f"{source}: rounds='cyclic' is a sequence, not one mechanism: use "
+                             "lpdp.filters.load_cycle")
+    steps = workload_steps([(m, t) for m, t in parts if t > 0])
+    counts: dict[tuple[Mechanism, Request], int] = {}
+    for s in steps:
+        counts[s] = counts.get(s, 0) + 1
+    return mixture(list(counts), list(counts.values()))
+
+
+def load_cycle(path: str | Path) -> list[tuple[Mechanism, Request]]:
+    """One period of a workload file's cyclic rounds (:func:`workload_steps`): the entries in file order,
+    each ``times`` times, then again.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "w.toml"
+    >>> _ = f.write_text('[[mechanism]]\\nkind = "gaussian"\\nsigma = 2.0\\ntimes = 2\\n'
+    ...                  '[[mechanism]]\\nkind = "laplace"\\nscale = 1.0')
+    >>> [type(m).__name__ for m, _ in load_cycle(f)]
+    ['GaussianMechanism', 'GaussianMechanism', 'LaplaceMechanism']
+    """
+    parts, source = _workload(path)
+    steps = workload_steps([(m, t) for m, t in parts if t > 0])
+    if not steps:
+        raise ParameterError(f"{source}: every entry has times = 0; the cycle is empty")
+    return steps
