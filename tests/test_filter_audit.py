@@ -138,8 +138,9 @@ def test_quadrature_refuses_what_it_cannot_resolve():
 
 
 def test_monte_carlo_for_other_mechanisms():
+    """Laplace rounds with two neighbouring pairs (the Laplace quadrature takes one pair)."""
     lap = LaplaceMechanism(1.0)
-    r = audit(UnionBoundFilter(3.0, 0.1, 5), lap, trajectories=20_000)
+    r = audit(UnionBoundFilter(3.0, 0.1, 5, pairs=[(1, 0), (2, 1)]), lap, trajectories=20_000)
     assert r.method == "monte-carlo" and r.confidence == 0.95
     assert r.tail_upper <= 0.1  # and the union bound holds at 95 % confidence
 

@@ -206,8 +206,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     a = fsub.add_parser("audit", help="exact P(l^(T) > eps) and hockey-stick delta of a filter",
                         description="Exact audit of a filter on i.i.d. rounds (quadrature for a "
-                                    "Gaussian, dynamic programming for finite outputs, Monte Carlo "
-                                    "otherwise).")
+                                    "Gaussian or Laplace pair, dynamic programming for finite outputs, "
+                                    "Monte Carlo otherwise).")
     _run_options(a, "the filter to audit", "Monte Carlo trajectories where no exact method exists")
     add_output_options(a, plot=False, export=(".json", ".csv"))
     a.set_defaults(func=_audit)

@@ -4,9 +4,12 @@ survival curve ``P_x(T >= t)``.
 
 Three independent methods:
 
-* ``"quadrature"`` (Gaussian, one neighbouring pair): the absorbed random walk of the running loss
-  ``S_j`` (increments ``N(μ²/2, μ²)``) on the continuation interval, by Nyström's method with
-  Gauss–Legendre nodes; the last one or two steps are closed forms.
+* ``"quadrature"`` (Gaussian or Laplace, one neighbouring pair): the absorbed random walk of the running
+  loss ``S_j`` on the continuation interval of Proposition 1's rule. Gaussian increments
+  ``N(μ²/2, μ²)``: Nyström's method with Gauss–Legendre nodes, the last one or two steps in closed form.
+  Laplace increments (atoms ``±r`` and a density between, ``r = d/scale``): point masses on the lattice
+  ``r Z`` and a density at Gauss–Legendre nodes on panels cut at every kink, translation-invariant by
+  ``r`` (:mod:`lpdp.filters._laplace_walk`); atoms on a threshold or on ε follow the rule's ties.
 * ``"exact"`` (finite outputs): dynamic programming over output counts, which determine every pair's
   loss exactly.
 * ``"monte-carlo"`` (anything): seeded trajectories; estimates come with standard errors and one-sided
@@ -30,6 +33,7 @@ from lpdp.filters.realisation import LOSS_TIE_TOL, StoppingRule, within
 from lpdp.mechanisms import (
     FiniteMechanism,
     GaussianMechanism,
+    LaplaceMechanism,
     Mechanism,
     Request,
     pair_increments,
@@ -387,10 +391,19 @@ def _check_cost(rule: StoppingRule, mechanism: Mechanism, request: Request | Non
 
 def _quadrature_audit(rule: StoppingRule, mechanism: Mechanism, request: Request | None,
                       nodes: int) -> list[PairAudit]:
-    """Both ordered pairs of a Gaussian rule by quadrature."""
-    if not isinstance(mechanism, GaussianMechanism) or len(rule.pairs) != 2:
-        raise ParameterError("method='quadrature': needs a GaussianMechanism and one pair")
+    """Both ordered pairs of a Gaussian or Laplace rule by quadrature."""
+    if not isinstance(mechanism, GaussianMechanism | LaplaceMechanism) or len(rule.pairs) != 2:
+        raise ParameterError("method='quadrature': needs a Gaussian or Laplace mechanism and one pair")
     (a, b), _ = rule.pairs
+    if isinstance(mechanism, LaplaceMechanism):
+        from lpdp.filters._laplace_walk import laplace_pair
+
+        r = mechanism.loss_quantile(0.5, _inputs(request, a), _inputs(request, b))  # the atom r (mass 1/2)
+        if r == 0.0:
+            raise ParameterError("method='quadrature': the pair's inputs coincide (zero loss); use "
+                                 "method='monte-carlo'")
+        return [PairAudit(rule.pairs[own], *laplace_pair(rule, rule.thresholds[own], rule.thresholds[rev],
+                                                         r, nodes)) for own, rev in ((0, 1), (1, 0))]
     mu = abs(float(_inputs(request, a)) - float(_inputs(request, b))) / mechanism.sigma
     mechanism.loss_quantile(0.5, _inputs(request, a), _inputs(request, b))  # sensitivity check
     if mu == 0.0:
@@ -417,7 +430,7 @@ def rule_audit(rule: StoppingRule, mechanism: Mechanism, request: Request | None
     seed = check_int(seed, "seed", minimum=0)
     auto = method == "auto"
     if auto:
-        gauss_pair = isinstance(mechanism, GaussianMechanism) and len(rule.pairs) == 2
+        gauss_pair = isinstance(mechanism, GaussianMechanism | LaplaceMechanism) and len(rule.pairs) == 2
         method = ("quadrature" if gauss_pair else
                   "exact" if isinstance(mechanism, FiniteMechanism) else "monte-carlo")
     eps = rule.epsilon
@@ -469,11 +482,12 @@ def audit(filt: Any, mechanism: Mechanism, request: Request | None = None, *,
     mechanism, request
         The round.
     method : {"auto", "quadrature", "exact", "monte-carlo"}
-        ``auto`` picks quadrature for a Gaussian with one neighbouring pair, exact dynamic programming
-        for finite outputs, Monte Carlo otherwise.
+        ``auto`` picks quadrature for a Gaussian or Laplace mechanism with one neighbouring pair, exact
+        dynamic programming for finite outputs, Monte Carlo otherwise (and where the quadrature would
+        need too many nodes).
     nodes : int
-        Gauss–Legendre nodes per quadrature panel (panels are at most one loss-step standard
-        deviation μ wide).
+        Gauss–Legendre nodes per quadrature panel (Gaussian: panels at most one loss-step standard
+        deviation μ wide; Laplace: panels between consecutive kinks, at most 2 wide).
     trajectories, seed : int
         Monte Carlo sample size and seed.
     confidence : float

@@ -2,9 +2,9 @@
 Figure 2 (filter paper, Sec. II-A and Alg. 1).
 
 Realisation-level filters have random stopping times: their curve is computed exactly where an exact
-method exists (quadrature of the absorbed Gaussian walk, dynamic programming for finite outputs) and by
-seeded Monte Carlo with standard errors for anything (the two agree within 5 standard errors in the
-tests). Mechanism-level filters stop at a deterministic time on i.i.d. rounds.
+method exists (quadrature of the absorbed Gaussian or Laplace walk, dynamic programming for finite
+outputs) and by seeded Monte Carlo with standard errors for anything (the two agree within 5 standard
+errors in the tests). Mechanism-level filters stop at a deterministic time on i.i.d. rounds.
 """
 
 from __future__ import annotations
@@ -144,8 +144,8 @@ def comparison(mechanism: Mechanism, epsilon: float, delta: float, max_steps: in
     """Survival curves of every registered filter on i.i.d. rounds of ``mechanism``.
 
     Realisation-level filters (the paper's with the optimal (δ̃, θ) for ``max_steps``, and lpdp's
-    union-bound filter) have exact curves (quadrature for a Gaussian pair, dynamic programming for finite
-    outputs, Monte Carlo otherwise), each with an independent Monte Carlo curve
+    union-bound filter) have exact curves (quadrature for a Gaussian or Laplace pair, dynamic
+    programming for finite outputs, Monte Carlo otherwise), each with an independent Monte Carlo curve
     (``trajectories = 0`` skips it); mechanism-level filters use the per-round parameters that maximise
     their rounds; ``classical`` is the optimal classical composition (a reference, not a filter).
     A filter that does not apply to the mechanism has no curve and a note.
