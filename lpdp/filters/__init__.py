@@ -12,7 +12,9 @@ from lpdp.filters.baselines import (
     NotApplicableError,
     RenyiFilter,
     baselines,
+    classical_cycle,
     classical_rounds,
+    cycle_baselines,
     default_pairs,
     gaussian_delta,
     gaussian_epsilon,
@@ -29,6 +31,7 @@ from lpdp.filters.realisation import (
     RealisationFilter,
     StoppingRule,
     UnionBoundFilter,
+    check_steps,
 )
 from lpdp.filters.registry import (
     FilterKind,
@@ -38,6 +41,12 @@ from lpdp.filters.registry import (
     load_mechanism,
     register_filter,
     workload_steps,
+)
+from lpdp.filters.sequence import (
+    cycle_filter,
+    sequence_audit,
+    sequence_comparison,
+    sequence_survival,
 )
 from lpdp.filters.simulate import Comparison, SurvivalCurve, comparison, survival
 from lpdp.mechanisms import (
@@ -100,4 +109,11 @@ __all__ = [
     "survival",
     "Comparison",
     "comparison",
+    "check_steps",
+    "cycle_filter",
+    "sequence_audit",
+    "sequence_survival",
+    "sequence_comparison",
+    "cycle_baselines",
+    "classical_cycle",
 ]

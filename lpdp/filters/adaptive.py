@@ -20,7 +20,6 @@ model. :func:`sequence_parameters` offers both routes:
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -30,7 +29,7 @@ from scipy import optimize
 
 from lpdp._validate import check_delta, check_int
 from lpdp.errors import ParameterError
-from lpdp.filters.baselines import NotApplicableError
+from lpdp.filters.baselines import NotApplicableError, classical_cycle
 from lpdp.filters.params import FilterParameters, _theta_for
 from lpdp.filters.realisation import Filter
 from lpdp.filters.registry import build_filter, filter_kinds
@@ -233,19 +232,4 @@ def telemetry(categories: Sequence[str], epsilon: float, delta: float, max_steps
             if progress is not None:
                 progress(j * devices + device + 1, total)
     return Telemetry(epsilon, delta, n_max, p, stops, paths, truths, transcript, notes,
-                     _classical_sequence(declared, epsilon, delta))
-
-
-def _classical_sequence(declared: Sequence[Step], epsilon: float, delta: float) -> int:
-    """Largest k <= len(declared) whose first k declared rounds, composed by the accountant, have a
-    guaranteed (upper) δ(ε) <= δ."""
-    from lpdp.accountant import Accountant
-    from lpdp.filters.baselines import _largest
-
-    def fits(k: int) -> bool:
-        acc = Accountant()
-        for mech, n in Counter(m for m, _ in declared[:k]).items():
-            acc.compose(mech, n)
-        return bool(acc.guarantee().delta(epsilon)[1] <= delta)
-
-    return _largest(fits, len(declared))[0]
+                     classical_cycle(declared, epsilon, delta, pairs, cap=n_max).rounds)

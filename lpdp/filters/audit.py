@@ -19,7 +19,7 @@ Three independent methods:
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,7 +29,7 @@ from scipy import special, stats
 from lpdp._limits import check_budget, seconds_for
 from lpdp._validate import check_int, check_probability
 from lpdp.errors import ParameterError
-from lpdp.filters.realisation import LOSS_TIE_TOL, StoppingRule, within
+from lpdp.filters.realisation import LOSS_TIE_TOL, Step, StoppingRule, within
 from lpdp.mechanisms import (
     FiniteMechanism,
     GaussianMechanism,
@@ -297,58 +297,90 @@ def _exact_finite(rule: StoppingRule, mechanism: FiniteMechanism, request: Reque
     return losses(fc), np.concatenate(final_probs), survival
 
 
-def _simulate(rule: StoppingRule, mechanism: Mechanism, request: Request | None, x: Hashable,
-              trajectories: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+def _simulate(rule: StoppingRule, steps: Sequence[Step], x: Hashable, trajectories: int,
+              rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """Seeded trajectories under ``P_x``: stopping times ``T`` and final losses (pairs last).
 
-    Step by step on the trajectories still running, so the cost is ``trajectories × E[T]`` draws.
+    Round i runs ``steps[(i - 1) % m]`` (i.i.d. rounds: one step) and draws its increments with that
+    step's :meth:`~lpdp.mechanisms.Mechanism.sample_losses`; ``S_j`` is checked against the rule's row
+    ``j % period`` (``period`` is 1 or m). Step by step on the trajectories still running, so the cost is
+    ``trajectories × E[T]`` draws.
     """
-    n_max, p = rule.max_steps, len(rule.pairs)
-    value = _inputs(request, x)
-    inputs = [(_inputs(request, a), _inputs(request, b)) for a, b in rule.pairs]
-    thresholds = rule.thresholds
+    n_max, p, m = rule.max_steps, len(rule.pairs), len(steps)
+    if rule.period not in (1, m):
+        raise ParameterError(f"steps: a cycle of {m} steps for a rule with {rule.period} threshold rows")
+    plan = [(mech, _inputs(req, x), [(_inputs(req, a), _inputs(req, b)) for a, b in rule.pairs],
+             isinstance(mech, GaussianMechanism)) for mech, req in steps]
     t_out = np.zeros(trajectories, dtype=np.int64)
     final = np.zeros((trajectories, p))
 
-    def draw(s: np.ndarray) -> np.ndarray:
-        """``s`` plus one increment, in place (callers pass arrays they own)."""
+    def draw(s: np.ndarray, j: int) -> np.ndarray:
+        """``s`` plus the increment of release j + 1 (step ``j % m``), in place (callers pass arrays
+        they own)."""
+        mechanism, value, inputs, finite_losses = plan[j % m]
         with np.errstate(invalid="ignore"):
             s += mechanism.sample_losses(value, inputs, rng, (s.shape[1],))
         if not finite_losses:
             s[np.isnan(s)] = np.inf
         return s
 
-    finite_losses = isinstance(mechanism, GaussianMechanism)
     if rule.first_release:
         s = np.zeros((p, trajectories))  # S_j of the running trajectories, one row per ordered pair
         idx = np.arange(trajectories)
         # within(s, thresholds) with the tie slack folded into the bounds once
-        bound = [float(th) + (LOSS_TIE_TOL * max(1.0, abs(th)) if math.isfinite(th) else 0.0)
-                 for th in thresholds]
+        bounds = [[float(th) + (LOSS_TIE_TOL * max(1.0, abs(th)) if math.isfinite(th) else 0.0)
+                   for th in row] for row in rule.rows()]
         for j in range(n_max - rule.lag):  # T >= t iff S_0 .. S_{t-1-lag} are all within
+            bound = bounds[j % rule.period]
             ok = s[0] <= bound[0]
             for k in range(1, p):
                 ok &= s[k] <= bound[k]
             if ok.all():
-                s = draw(s)
+                s = draw(s, j)
                 continue
             stop = idx[~ok]
             t_out[stop] = j + rule.lag
-            final[stop] = (s[:, ~ok] if rule.lag == 0 else draw(s[:, ~ok])).T
-            s, idx = draw(s[:, ok]), idx[ok]
+            final[stop] = (s[:, ~ok] if rule.lag == 0 else draw(s[:, ~ok], j)).T
+            s, idx = draw(s[:, ok], j), idx[ok]
         if rule.lag:
-            s = draw(s)
+            s = draw(s, n_max - 1)
         t_out[idx] = n_max
         final[idx] = s.T
     # T = max(T, min_steps): trajectories stopped earlier run on to min_steps
-    short = np.flatnonzero(t_out < min(rule.min_steps, n_max))
+    kk = min(rule.min_steps, n_max)
+    short = np.flatnonzero(t_out < kk)
     if short.size:
         s, t = np.ascontiguousarray(final[short].T), t_out[short]
-        while (need := t < min(rule.min_steps, n_max)).any():
-            s[:, need] = draw(s[:, need])
+        while (need := t < kk).any():
+            for r in range(m):  # release t + 1 runs step t % m
+                sel = need & (t % m == r)
+                if sel.any():
+                    s[:, sel] = draw(s[:, sel], r)
             t = t + need
         final[short], t_out[short] = s.T, t
     return t_out, final
+
+
+def _monte_carlo(rule: StoppingRule, steps: Sequence[Step], trajectories: int,
+                 seed: int) -> tuple[PairAudit, ...]:
+    """Every ordered pair of ``rule`` by seeded trajectories (one simulation per first database)."""
+    eps = rule.epsilon
+    rng = np.random.default_rng(seed)
+    sims = {}
+    out = []
+    for i, (a, _) in enumerate(rule.pairs):
+        if a not in sims:
+            sims[a] = _simulate(rule, steps, a, trajectories, rng)
+        t, final = sims[a]
+        over = _over(eps, final[:, i])
+        hs = _hockey(eps, final[:, i])
+        surv = np.array([(t >= k).mean() for k in range(1, rule.max_steps + 1)])
+        n = t.size
+        out.append(PairAudit(rule.pairs[i], float(over.mean()), float(hs.mean()),
+                             tuple(surv.tolist()), float(over.std() / math.sqrt(n)),
+                             float(hs.std(ddof=1) / math.sqrt(n)),
+                             tuple(np.sqrt(surv * (1 - surv) / n).tolist())))
+    return tuple(out)
 
 
 def _over(eps: float, loss: np.ndarray) -> np.ndarray:
@@ -382,11 +414,18 @@ def _check_cost(rule: StoppingRule, mechanism: Mechanism, request: Request | Non
                      memory_bytes=base + 48.0 * states * k * k + 8.0 * states * p,
                      seconds=seconds_for(n * states * k * (k + p)))
     elif method == "monte-carlo":
-        check_budget(f"trajectories={trajectories}, max_steps={n}",
-                     memory_bytes=base + trajectories * (40.0 * p + 24.0),
-                     seconds=seconds_for(float(trajectories) * n * (p + 2) * 4))
+        _check_simulation(rule, trajectories)
     else:
         check_budget(f"max_steps={n}", memory_bytes=base, seconds=seconds_for(n))
+
+
+def _check_simulation(rule: StoppingRule, trajectories: int) -> None:
+    """Refuse a Monte Carlo run of ``rule`` whose estimated memory or time exceeds the budget of
+    :mod:`lpdp._limits` (before anything is allocated)."""
+    n, p = rule.max_steps, len(rule.pairs)
+    check_budget(f"trajectories={trajectories}, max_steps={n}",
+                 memory_bytes=64.0 * n + trajectories * (40.0 * p + 24.0),
+                 seconds=seconds_for(float(trajectories) * n * (p + 2) * 4))
 
 
 def _quadrature_audit(rule: StoppingRule, mechanism: Mechanism, request: Request | None,
@@ -425,6 +464,10 @@ def rule_audit(rule: StoppingRule, mechanism: Mechanism, request: Request | None
     """
     if method not in METHODS:
         raise ParameterError(f"method={method!r}: must be one of {METHODS}")
+    if rule.period > 1:
+        raise ParameterError(f"rule: has per-step thresholds (a cycle of {rule.period} steps); the exact "
+                             "and quadrature audits are for i.i.d. rounds: use "
+                             "lpdp.filters.sequence_audit (Monte Carlo)")
     nodes = check_int(nodes, "nodes", minimum=2, maximum=200)
     trajectories = check_int(trajectories, "trajectories", minimum=2)
     seed = check_int(seed, "seed", minimum=0)
@@ -453,20 +496,7 @@ def rule_audit(rule: StoppingRule, mechanism: Mechanism, request: Request | None
             out.append(PairAudit(rule.pairs[i], math.fsum(probs[_over(eps, loss[:, i])]),
                                  math.fsum(probs * _hockey(eps, loss[:, i])), tuple(surv.tolist())))
     elif method == "monte-carlo":
-        rng = np.random.default_rng(seed)
-        sims = {}
-        for i, (a, _) in enumerate(rule.pairs):
-            if a not in sims:
-                sims[a] = _simulate(rule, mechanism, request, a, trajectories, rng)
-            t, final = sims[a]
-            over = _over(eps, final[:, i])
-            hs = _hockey(eps, final[:, i])
-            surv = np.array([(t >= k).mean() for k in range(1, rule.max_steps + 1)])
-            n = t.size
-            out.append(PairAudit(rule.pairs[i], float(over.mean()), float(hs.mean()),
-                                 tuple(surv.tolist()), float(over.std() / math.sqrt(n)),
-                                 float(hs.std(ddof=1) / math.sqrt(n)),
-                                 tuple(np.sqrt(surv * (1 - surv) / n).tolist())))
+        out = list(_monte_carlo(rule, [(mechanism, request)], trajectories, seed))
     return method, tuple(out)
 
 
@@ -510,6 +540,12 @@ def audit(filt: Any, mechanism: Mechanism, request: Request | None = None, *,
     rule = filt.iid_rule(mechanism, request)
     method, pairs = rule_audit(rule, mechanism, request, method=method, nodes=nodes,
                                trajectories=trajectories, seed=seed)
+    return _result(filt, method, pairs, trajectories, confidence)
+
+
+def _result(filt: Any, method: str, pairs: tuple[PairAudit, ...], trajectories: int,
+            confidence: float) -> AuditResult:
+    """The worst case over ordered pairs, with one-sided upper bounds for Monte Carlo."""
     tail = max(p.tail for p in pairs)
     hs = max(p.hockey_stick_delta for p in pairs)
     if method == "monte-carlo":

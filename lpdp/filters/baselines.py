@@ -35,7 +35,7 @@ from scipy import optimize, special
 
 from lpdp._validate import check_delta, check_epsilon, check_positive
 from lpdp.errors import ParameterError
-from lpdp.filters.realisation import Filter, Step, StoppingRule
+from lpdp.filters.realisation import Filter, Step, StoppingRule, check_steps
 from lpdp.mechanisms import (
     FiniteMechanism,
     GaussianMechanism,
@@ -68,6 +68,8 @@ __all__ = [
     "RenyiFilter",
     "Baseline",
     "baselines",
+    "cycle_baselines",
+    "classical_cycle",
     "best_additive",
     "best_advanced",
     "best_concentrated",
@@ -370,7 +372,12 @@ class MechanismLevelFilter(Filter):
     def iid_rule(self, mechanism: Mechanism, request: Request | None = None) -> StoppingRule:
         """On i.i.d. rounds the stopping time is deterministic, ``T = k`` (:meth:`iid_stopping_time`):
         a rule with no loss threshold and ``max_steps = k`` (``k = 0``: no first release)."""
-        k = self.iid_stopping_time(mechanism, request)
+        return self.sequence_rule([(mechanism, request)])
+
+    def sequence_rule(self, steps: Sequence[Step]) -> StoppingRule:
+        """On a declared cycle the stopping time is deterministic, ``T = k``
+        (:meth:`sequence_stopping_time`): a rule with no loss threshold and ``max_steps = k``."""
+        k = self.sequence_stopping_time(steps)
         return StoppingRule(self.epsilon, max(k, 1), self.ordered_pairs, first_release=k >= 1,
                             thresholds=(math.inf,) * len(self.ordered_pairs), lag=0)
 
@@ -378,14 +385,43 @@ class MechanismLevelFilter(Filter):
         """Rounds a fresh copy of this filter grants when every round is ``(mechanism, request)``:
         the largest ``k <= max_steps`` whose k-fold charge fits (exponential search and bisection on
         exact sums, so O(log k) budget tests)."""
-        cost = self.cost(mechanism, request)
-        zero = (Fraction(0),) * len(cost)
+        return self.sequence_stopping_time([(mechanism, request)])
 
-        def ok(k: int) -> bool:
-            new = self._after(zero, cost, k)
-            return new is not None and self.fits(new)
+    def sequence_stopping_time(self, steps: Sequence[Step]) -> int:
+        """Rounds a fresh copy of this filter grants when round i is ``steps[(i - 1) % m]``, charged in
+        order with exact sums as :meth:`decide` does: whole periods all cost the same, so exponential
+        search and bisection on the number of whole periods, then at most m - 1 further steps
+        (O(log k + m) budget tests, whatever ``max_steps``).
 
-        return _largest(ok, self.max_steps)[0]
+        Examples
+        --------
+        >>> from lpdp.mechanisms import LaplaceMechanism
+        >>> f = RenyiFilter(6.0, 1e-3, alpha=4.0)
+        >>> f.sequence_stopping_time([(GaussianMechanism(2.0), None), (LaplaceMechanism(2.0), None)])
+        8
+        """
+        steps = check_steps(steps)
+        m = len(steps)
+        prefix: list[tuple[Fraction, ...] | None] = [(Fraction(0),) * len(self.names)]
+        for step in steps:  # exact charge of the first r steps of a period (None: an infinite cost)
+            last = prefix[-1]
+            prefix.append(None if last is None else self._after(last, self.cost(*step)))
+        period = prefix[m]
+
+        def ok(q: int, r: int) -> bool:
+            """Whether q whole periods and then r steps fit."""
+            head = prefix[r]
+            if head is None or (q and period is None):
+                return False
+            return self.fits(head if not q else tuple(q * a + b for a, b in zip(period, head,
+                                                                             strict=True)))
+
+        whole = self.max_steps // m
+        q = _largest(lambda q: ok(q, 0), whole)[0] if whole else 0
+        r = 0
+        while r + 1 < m and q * m + r + 1 <= self.max_steps and ok(q, r + 1):
+            r += 1
+        return q * m + r
 
 
 def _largest(feasible: Callable[[int], bool], cap: int) -> tuple[int, bool]:
@@ -620,47 +656,103 @@ def _gaussian_classical(mu: float, epsilon: float, delta: float) -> tuple[int, b
 
 
 def _classical(mechanism: Mechanism, epsilon: float, delta: float, pairs: Pairs) -> Baseline:
-    """Optimal classical composition: the Gaussian closed form; otherwise the accountant
-    (:class:`lpdp.Accountant`: exact for finite mechanisms, a certified bracket for Laplace) on each
-    distinct ordered pair, counting the k whose guaranteed (upper) δ(ε) fits; ``at_least`` when the
-    bracket's attack side still fits at k + 1 or the search reached :data:`FINITE_CLASSICAL_CAP`."""
+    """Optimal classical composition of i.i.d. rounds: :func:`classical_cycle` of the one-step cycle."""
+    return classical_cycle([(mechanism, None)], epsilon, delta, pairs)
+
+
+def _pair_mechanism(step: Step, a: Hashable, b: Hashable) -> Mechanism | None:
+    """The mechanism the accountant composes for ``step`` on the neighbouring pair ``(a, b)``: a finite
+    table's two rows (``FiniteMechanism.from_pair``), a region, Gaussian, Laplace or mixture mechanism as
+    it is (Gaussian/Laplace: the worst case over the sensitivity ball); ``None`` when the accountant
+    cannot compose it."""
+    mech, req = step
+    if isinstance(mech, (RegionMechanism, GaussianMechanism, LaplaceMechanism, MixtureMechanism)):
+        return mech
+    if isinstance(mech, FiniteMechanism):  # canonical (sorted by loss), so equal pairs compose once
+        r = PrivacyRegion.from_pair(*(mech.probabilities(v) for v in Filter._inputs(req, a, b)))
+        return FiniteMechanism.from_pair(np.exp(r.log_p).tolist() + [math.exp(r.log_p_inf), 0.0],
+                                         np.exp(r.log_q).tolist() + [0.0, math.exp(r.log_q_ninf)])
+    return None
+
+
+def classical_cycle(steps: Sequence[Step], epsilon: float, delta: float, pairs: Pairs, *,
+                    cap: int | None = None) -> Baseline:
+    """Optimal classical composition of a declared cycle: the largest ``k <= cap`` whose first k
+    rounds (round i runs ``steps[(i - 1) % m]``), composed by :class:`lpdp.Accountant` on every
+    neighbouring pair, have a guaranteed (upper) ``δ(ε) <= δ``.
+
+    Gaussian steps only: the closed form ``δ_G(ε; sqrt(Σ μ_i²))`` (no cap below 2^53). Otherwise the
+    accountant (exact for finite tables, a certified bracket with Gaussian or Laplace steps) on each
+    pair, with the finite steps restricted to that pair's two rows and Gaussian/Laplace steps at their
+    worst case; ``cap`` defaults to :data:`FINITE_CLASSICAL_CAP`. ``at_least`` marks a count that
+    reached the cap, or whose bracket's attack side still fits one more round.
+
+    Examples
+    --------
+    >>> from lpdp.mechanisms import Request, randomized_response
+    >>> rr, g = randomized_response(2, 0.7), GaussianMechanism(2.0)
+    >>> classical_cycle([(g, None), (rr, Request("bit", {1: 1, 0: 0}))], 6.0, 1e-3, [(1, 0)]).rounds
+    9
+    """
     from lpdp.accountant import Accountant
 
-    if isinstance(mechanism, GaussianMechanism):
-        k, capped = _gaussian_classical(mechanism.mu, epsilon, delta)
+    steps = check_steps(steps)
+    epsilon, delta = check_epsilon(epsilon), check_delta(delta)
+    m = len(steps)
+
+    def counts(k: int) -> list[int]:
+        return [k // m + (j < k % m) for j in range(m)]
+
+    if m == 1 and isinstance(steps[0][0], GaussianMechanism):
+        k, capped = _gaussian_classical(steps[0][0].mu, epsilon, delta)
         return Baseline("classical", k, at_least=capped)
-    if isinstance(mechanism, RegionMechanism):
-        parts: list[Mechanism] = [mechanism]
-    elif isinstance(mechanism, FiniteMechanism):
-        parts = [FiniteMechanism.from_pair(np.exp(r.log_p).tolist() + [math.exp(r.log_p_inf), 0.0],
-                                           np.exp(r.log_q).tolist() + [0.0, math.exp(r.log_q_ninf)])
-                 for r in _pair_regions(mechanism, pairs)]
-    elif isinstance(mechanism, (LaplaceMechanism, MixtureMechanism)):
-        parts = [mechanism]
-    else:
-        return Baseline("classical", None, note="not available for this mechanism")
-    worst, unsure = FINITE_CLASSICAL_CAP, False
-    for m in parts:
-        def fits(k: int, side: int = 1, m: Mechanism = m) -> bool:
-            return bool(Accountant().compose(m, k).guarantee().delta(epsilon)[side] <= delta)
+    if all(isinstance(mech, GaussianMechanism) for mech, _ in steps):
+        mu2 = [mech.mu**2 for mech, _ in steps]
+        k, capped = _largest(lambda k: gaussian_delta(epsilon, math.sqrt(math.fsum(
+            c * v for c, v in zip(counts(k), mu2, strict=True)))) <= delta, ROUNDS_CAP if cap is None
+            else cap)
+        return Baseline("classical", k, at_least=capped)
+    cap = FINITE_CLASSICAL_CAP if cap is None else cap
+    seen: set[tuple[Mechanism, ...]] = set()
+    worst, unsure = cap, False
+    for a, b in pairs:
+        parts = tuple(_pair_mechanism(s, a, b) for s in steps)
+        if None in parts:
+            return Baseline("classical", None, note="not available for this mechanism")
+        if parts in seen:
+            continue
+        seen.add(parts)
 
-        k, capped = _largest(fits, FINITE_CLASSICAL_CAP)
+        def fits(k: int, side: int = 1, parts: tuple[Mechanism, ...] = parts) -> bool:
+            acc = Accountant()
+            for mech, c in zip(parts, counts(k), strict=True):
+                acc.compose(mech, c)
+            return bool(acc.guarantee().delta(epsilon)[side] <= delta)
+
+        k, capped = _largest(fits, cap)
         if k < worst:
-            worst, unsure = k, capped or (k < FINITE_CLASSICAL_CAP and fits(k + 1, 0))
-    return Baseline("classical", worst, at_least=unsure or worst == FINITE_CLASSICAL_CAP)
+            worst, unsure = k, capped or (k < cap and fits(k + 1, 0))
+    return Baseline("classical", worst, at_least=unsure or worst == cap)
 
 
-def _best_alpha(mechanism: Mechanism, epsilon: float, delta: float,
-                inputs: Sequence[tuple[Any, Any]]) -> float:
-    """The Rényi order maximising the i.i.d. rounds ``(ε - ln(1/δ)/(α-1)) / D_α`` (closed form for the
-    Gaussian; a log grid plus bounded refinement otherwise; any order gives a valid filter)."""
+def _step_inputs(step: Step, pairs: Pairs) -> list[tuple[Any, Any]]:
+    return [Filter._inputs(step[1], a, b) for a, b in pairs]
+
+
+def _best_alpha(steps: Sequence[Step], epsilon: float, delta: float, pairs: Pairs) -> float:
+    """The Rényi order maximising the rounds ``(ε - ln(1/δ)/(α-1)) / D̄_α`` of a cycle, ``D̄_α`` the mean
+    divergence of its steps (a one-step cycle: the i.i.d. rounds). Closed form when every step is
+    Gaussian (``D̄_α`` is linear in α); a log grid plus bounded refinement otherwise. Any order gives a
+    valid filter: the order only decides how long it runs."""
     big_l = math.log(1.0 / delta)
-    if isinstance(mechanism, GaussianMechanism):
+    if all(isinstance(mech, GaussianMechanism) for mech, _ in steps):
         return 1.0 + (big_l + math.sqrt(big_l * (big_l + epsilon))) / epsilon
+    inputs = [_step_inputs(s, pairs) for s in steps]
 
     def rounds(s: float) -> float:
         a = 1.0 + math.exp(s)
-        d = renyi_divergence(mechanism, a, inputs)
+        d = math.fsum(renyi_divergence(mech, a, x)
+                      for (mech, _), x in zip(steps, inputs, strict=True)) / len(steps)
         room = epsilon - big_l / (a - 1.0)
         if d == 0:
             return -math.inf if room >= 0 else 0.0
@@ -678,6 +770,12 @@ def _best_alpha(mechanism: Mechanism, epsilon: float, delta: float,
 def best_additive(mechanism: Mechanism, epsilon: float, delta: float, pairs: Pairs) -> Baseline:
     """The additive filter with the equal split ``ε_i = ε/k`` (optimal for i.i.d. rounds) and the
     largest k with ``k δ(ε/k) <= δ``."""
+    return _cycle_additive([(mechanism, None)], epsilon, delta, pairs)
+
+
+def _cycle_additive(steps: Sequence[Step], epsilon: float, delta: float, pairs: Pairs) -> Baseline:
+    """The additive filter's one per-round ``ε_i`` maximising the rounds of the cycle: ``ε/k`` for the
+    largest k whose first k rounds (each charged its own ``δ_s(ε/k)``) fit."""
     def split(k: int) -> float:
         """The largest ε_i with k ε_i <= ε exactly (as the filter sums)."""
         e = epsilon / k
@@ -688,7 +786,7 @@ def best_additive(mechanism: Mechanism, epsilon: float, delta: float, pairs: Pai
     def filt(k: int, cap: int | None = None) -> AdditiveFilter:
         return AdditiveFilter(epsilon, delta, split(k), max_steps=cap or k, pairs=pairs)
 
-    k, capped = _largest(lambda k: filt(k).iid_stopping_time(mechanism) >= k, ROUNDS_CAP)
+    k, capped = _largest(lambda k: filt(k).sequence_stopping_time(steps) >= k, ROUNDS_CAP)
     f = filt(max(k, 1), UNLIMITED)
     return Baseline("additive", k, f, {"round_epsilon": f.round_epsilon}, capped)
 
@@ -696,37 +794,57 @@ def best_additive(mechanism: Mechanism, epsilon: float, delta: float, pairs: Pai
 def best_advanced(mechanism: Mechanism, epsilon: float, delta: float, pairs: Pairs) -> Baseline:
     """The advanced filter with the smallest ``ε_i`` such that ``k δ(ε_i) <= δ/2``, largest k with
     ``K <= ε``."""
+    return _cycle_advanced([(mechanism, None)], epsilon, delta, pairs)
+
+
+def _cycle_advanced(steps: Sequence[Step], epsilon: float, delta: float, pairs: Pairs) -> Baseline:
+    """The advanced filter's per-round ``ε_i`` for k rounds of the cycle: the smallest with
+    ``δ_s(ε_i) <= δ/(2k)`` for every step s; the largest k whose rounds fit."""
+    inputs = [_step_inputs(s, pairs) for s in steps]
+
     def filt(k: int, cap: int | None = None) -> AdvancedFilter | None:
-        e = round_epsilon(mechanism, delta / (2 * k), pairs)
+        e = max(round_epsilon(mech, delta / (2 * k), x)
+                for (mech, _), x in zip(steps, inputs, strict=True))
         return (AdvancedFilter(epsilon, delta, e, max_steps=cap or k, pairs=pairs)
                 if math.isfinite(e) else None)
 
     def ok(k: int) -> bool:
         f = filt(k)
-        return f is not None and f.iid_stopping_time(mechanism) >= k
+        return f is not None and f.sequence_stopping_time(steps) >= k
 
     k, capped = _largest(ok, ROUNDS_CAP)
     f = filt(max(k, 1), UNLIMITED)
     if f is None:
-        raise NotApplicableError(f"{describe(mechanism)}: no finite per-round epsilon has "
-                                 f"delta(epsilon) <= delta/2 = {delta / 2:g}")
+        raise NotApplicableError(f"{describe(steps[0][0]) if len(steps) == 1 else 'a step'}: no finite "
+                                 f"per-round epsilon has delta(epsilon) <= delta/2 = {delta / 2:g}")
     return Baseline("advanced", k, f, {"round_epsilon": f.round_epsilon}, capped)
 
 
 def best_concentrated(mechanism: Mechanism, epsilon: float, delta: float, pairs: Pairs) -> Baseline:
     """The zCDP filter (its only parameter is the budget)."""
+    return _cycle_concentrated([(mechanism, None)], epsilon, delta, pairs)
+
+
+def _cycle_concentrated(steps: Sequence[Step], epsilon: float, delta: float,
+                        pairs: Pairs) -> Baseline:
+    """The zCDP filter on the cycle (``rho`` in the parameters: the mean charge per round)."""
     f = ConcentratedFilter(epsilon, delta, pairs=pairs)
-    k = f.iid_stopping_time(mechanism)
-    return Baseline("concentrated", k, f, {"rho": f.cost(mechanism)[0], "rho_budget": f.rho_budget},
-                    k == UNLIMITED)
+    k = f.sequence_stopping_time(steps)
+    rho = math.fsum(f.cost(*s)[0] for s in steps) / len(steps)
+    return Baseline("concentrated", k, f, {"rho": rho, "rho_budget": f.rho_budget}, k == UNLIMITED)
 
 
 def best_renyi(mechanism: Mechanism, epsilon: float, delta: float, pairs: Pairs) -> Baseline:
     """The Rényi filter at the order that maximises the i.i.d. rounds."""
-    alpha = _best_alpha(mechanism, epsilon, delta, pairs)
+    return _cycle_renyi([(mechanism, None)], epsilon, delta, pairs)
+
+
+def _cycle_renyi(steps: Sequence[Step], epsilon: float, delta: float, pairs: Pairs) -> Baseline:
+    """The Rényi filter at the order maximising the rounds of the cycle (:func:`_best_alpha`)."""
+    alpha = _best_alpha(steps, epsilon, delta, pairs)
     f = RenyiFilter(epsilon, delta, alpha, pairs=pairs)
-    k = f.iid_stopping_time(mechanism)
-    note = ("" if math.isfinite(f.cost(mechanism)[0]) else
+    k = f.sequence_stopping_time(steps)
+    note = ("" if all(math.isfinite(f.cost(*s)[0]) for s in steps) else
             "infinite Rényi divergence: an outcome is impossible under a neighbour")
     return Baseline("renyi", k, f, {"alpha": alpha}, k == UNLIMITED, note)
 
@@ -738,6 +856,15 @@ BEST: dict[str, Callable[[Mechanism, float, float, Pairs], Baseline]] = {
     "concentrated": best_concentrated,
     "renyi": best_renyi,
     "classical": _classical,
+}
+
+#: The same, tuned for a declared cycle of steps (:func:`cycle_baselines`).
+CYCLE_BEST: dict[str, Callable[[Sequence[Step], float, float, Pairs], Baseline]] = {
+    "additive": _cycle_additive,
+    "advanced": _cycle_advanced,
+    "concentrated": _cycle_concentrated,
+    "renyi": _cycle_renyi,
+    "classical": classical_cycle,
 }
 
 
@@ -764,15 +891,49 @@ def baselines(mechanism: Mechanism, epsilon: float, delta: float, *,
     >>> {k: v.rounds for k, v in b.items()}
     {'additive': 3, 'advanced': 0, 'concentrated': 7, 'renyi': 7, 'classical': 11}
     """
+    pairs = tuple(default_pairs(mechanism) if pairs is None else pairs)
+    return _tuned(BEST, mechanism, epsilon, delta, pairs)
+
+
+def cycle_baselines(steps: Sequence[Step], epsilon: float, delta: float, *,
+                    pairs: Sequence[tuple[Hashable, Hashable]]) -> dict[str, Baseline]:
+    """Each mechanism-level filter tuned for a declared cycle (round i runs ``steps[(i - 1) % m]``),
+    plus the optimal classical composition of the cycle (a reference), without any cap N.
+
+    Each filter keeps its own parametrisation, tuned on the cycle and charging every round its own cost:
+
+    * additive: one per-round ``ε_i = ε/k`` for the largest k whose first k rounds fit (each round
+      charged its step's exact ``δ_s(ε_i)``);
+    * advanced: for k rounds, the smallest ``ε_i`` with ``δ_s(ε_i) <= δ/(2k)`` for every step s, the
+      largest k that fits;
+    * concentrated: ``Σ ρ_i <= ρ*`` (no parameter to tune);
+    * Rényi: the order maximising ``(ε - ln(1/δ)/(α-1)) / D̄_α``, ``D̄_α`` the mean divergence of the
+      cycle's steps (closed form when every step is Gaussian);
+    * classical: :func:`classical_cycle`.
+
+    A one-step cycle gives exactly :func:`baselines` (tested).
+
+    Examples
+    --------
+    >>> from lpdp.mechanisms import LaplaceMechanism
+    >>> steps = [(GaussianMechanism(2.0), None), (LaplaceMechanism(2.0), None)]
+    >>> b = cycle_baselines(steps, 6.0, 1e-3, pairs=[(1, 0)])
+    >>> b["renyi"].rounds >= b["concentrated"].rounds
+    True
+    """
+    return _tuned(CYCLE_BEST, check_steps(steps), epsilon, delta, tuple(pairs))
+
+
+def _tuned(table: dict[str, Callable[[Any, float, float, Pairs], Baseline]], rounds: Any,
+           epsilon: float, delta: float, pairs: Pairs) -> dict[str, Baseline]:
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
     if not 0 < delta < 1 or epsilon == 0:
         raise ParameterError(f"epsilon={epsilon!r}, delta={delta!r}: need epsilon > 0 and delta in "
                              "(0, 1)")
-    pairs = tuple(default_pairs(mechanism) if pairs is None else pairs)
     out: dict[str, Baseline] = {}
-    for name, best in BEST.items():
+    for name, best in table.items():
         try:
-            out[name] = best(mechanism, epsilon, delta, pairs)
+            out[name] = best(rounds, epsilon, delta, pairs)
         except NotApplicableError as exc:
             out[name] = Baseline(name, None, note=f"not applicable: {exc}")
     return out

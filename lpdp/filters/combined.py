@@ -18,18 +18,20 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Hashable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from lpdp._validate import check_delta, check_probability
 from lpdp.filters.baselines import RenyiFilter, best_renyi
 from lpdp.filters.params import optimal_parameters
-from lpdp.filters.realisation import Filter, RealisationFilter, Step, StoppingRule
+from lpdp.filters.realisation import Filter, RealisationFilter, Step, StoppingRule, check_steps
 from lpdp.mechanisms import FiniteMechanism, GaussianMechanism, Mechanism, Request
 
-__all__ = ["CombinedFilter", "combined_for_iid"]
+__all__ = ["CombinedFilter", "combined_for_iid", "combined_for_cycle"]
 
 #: Budget splits ``δ_1 / δ`` tried by :func:`combined_for_iid` (exact survival curves only).
 SPLITS = (0.5, 0.7, 0.9, 0.97, 0.99)
+#: The split used where the survival curve is Monte Carlo (too noisy to choose a split from).
+MC_SPLIT = 0.9
 
 
 class CombinedFilter(Filter):
@@ -88,6 +90,21 @@ class CombinedFilter(Filter):
         k = min(self.renyi.iid_stopping_time(mechanism, request), self.max_steps)
         return dataclasses.replace(rule, min_steps=k)
 
+    def sequence_rule(self, steps: Sequence[Step]) -> StoppingRule:
+        """The realisation-level part's rule on the cycle with ``min_steps`` = the Rényi part's rounds
+        of the cycle.
+
+        Examples
+        --------
+        >>> from lpdp.mechanisms import GaussianMechanism, LaplaceMechanism
+        >>> f = CombinedFilter(6.0, 1e-3, 40, 5e-4, 9e-6, alpha=4.0, split=0.9)
+        >>> f.sequence_rule([GaussianMechanism(2.0), LaplaceMechanism(2.0)]).min_steps
+        6
+        """
+        rule = self.realisation.sequence_rule(steps)
+        k = min(self.renyi.sequence_stopping_time(steps), self.max_steps)
+        return dataclasses.replace(rule, min_steps=k)
+
 
 def combined_for_iid(mechanism: Mechanism, epsilon: float, delta: float, max_steps: int,
                      pairs: Sequence[tuple[Hashable, Hashable]]) -> CombinedFilter:
@@ -106,10 +123,37 @@ def combined_for_iid(mechanism: Mechanism, epsilon: float, delta: float, max_ste
 
     exact = isinstance(mechanism, (GaussianMechanism, FiniteMechanism))
     cands: list[tuple[float, CombinedFilter]] = []
-    for split in SPLITS if exact else (0.9,):
+    for split in SPLITS if exact else (MC_SPLIT,):
         d1 = delta * split
         p = optimal_parameters(d1, max_steps, mechanism, inputs=pairs)
         alpha = best_renyi(mechanism, epsilon, delta - d1, pairs).parameters["alpha"]
         f = CombinedFilter(epsilon, delta, max_steps, p.delta_tilde, p.theta, alpha, split, pairs)
         cands.append((survival(f, mechanism).expected_T if exact else 0.0, f))
     return max(cands, key=lambda c: c[0])[1]
+
+
+def combined_for_cycle(steps: Sequence[Step], epsilon: float, delta: float, max_steps: int,
+                       pairs: Sequence[tuple[Hashable, Hashable]], *,
+                       model: Literal["declared", "iid"] = "declared") -> CombinedFilter:
+    """The combined filter tuned for a declared cycle: the split ``δ_1 = 0.9 δ`` (what
+    :func:`combined_for_iid` uses where no exact survival curve exists: a cycle's curve is Monte Carlo),
+    the realisation-level part's (δ̃, θ) from :func:`lpdp.filters.adaptive.sequence_parameters` for
+    the cycle, and the Rényi order maximising the Rényi part's rounds of the cycle (its mean divergence
+    per round; any order is valid, the order only decides how long the part runs).
+
+    Examples
+    --------
+    >>> from lpdp.mechanisms import GaussianMechanism, LaplaceMechanism
+    >>> f = combined_for_cycle([GaussianMechanism(2.0), LaplaceMechanism(2.0)], 6.0, 1e-3, 40,
+    ...                        [(1, 0)])
+    >>> f.split, f.renyi.alpha > 1
+    (0.9, True)
+    """
+    from lpdp.filters.adaptive import sequence_parameters
+    from lpdp.filters.baselines import CYCLE_BEST
+
+    steps = check_steps(steps)
+    d1 = check_delta(delta) * MC_SPLIT
+    p = sequence_parameters(d1, max_steps, steps, pairs, model=model)
+    alpha = CYCLE_BEST["renyi"](steps, epsilon, delta - d1, pairs).parameters["alpha"]
+    return CombinedFilter(epsilon, delta, max_steps, p.delta_tilde, p.theta, alpha, MC_SPLIT, pairs)

@@ -28,6 +28,7 @@ from lpdp.mechanisms import Mechanism, Request, mechanism_from_dict
 __all__ = [
     "Filter",
     "StoppingRule",
+    "check_steps",
     "RealisationFilter",
     "UnionBoundFilter",
     "NaiveBayesianFilter",
@@ -69,6 +70,32 @@ def _step_key(mechanism: Mechanism, request: Request | None) -> Step:
     return mechanism, request
 
 
+def check_steps(steps: Any, name: str = "steps") -> tuple[Step, ...]:
+    """Validate a declared cycle: a non-empty sequence of ``(mechanism, request or None)`` tuples (a bare
+    mechanism means ``(mechanism, None)``). Raises :class:`ParameterError` naming the bad entry.
+
+    Examples
+    --------
+    >>> from lpdp.mechanisms import GaussianMechanism
+    >>> check_steps([GaussianMechanism(2.0)])
+    ((GaussianMechanism(sigma=2.0, sensitivity=1.0), None),)
+    """
+    if isinstance(steps, (Mechanism, str, bytes, Mapping)) or not isinstance(steps, Sequence):
+        raise ParameterError(f"{name}={steps!r}: must be a non-empty list of (mechanism, request or "
+                             "None) tuples")
+    if not steps:
+        raise ParameterError(f"{name}={list(steps)!r}: declare at least one (mechanism, request) step")
+    out = []
+    for i, item in enumerate(steps):
+        if isinstance(item, Mechanism):
+            item = (item, None)
+        if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], Mechanism)
+                and (item[1] is None or isinstance(item[1], Request))):
+            raise ParameterError(f"{name}[{i}]={item!r}: must be a (Mechanism, Request or None) tuple")
+        out.append((item[0], item[1]))
+    return tuple(out)
+
+
 def _normalise_next(nxt: Sequence[Any] | None, current: Step) -> tuple[Step, ...]:
     if nxt is None:
         return (current,)
@@ -82,13 +109,19 @@ def _normalise_next(nxt: Sequence[Any] | None, current: Step) -> tuple[Step, ...
 
 @dataclass(frozen=True)
 class StoppingRule:
-    """A filter specialised to i.i.d. rounds: a threshold on every ordered pair's running loss.
+    """A filter specialised to i.i.d. rounds or to a declared cycle: a threshold on every ordered pair's
+    running loss.
 
     ``T >= t`` (1 <= t <= N) iff ``first_release`` and the running losses ``S_j`` of every ordered
-    pair satisfy ``S_j <= threshold`` for ``j = 0 .. t-1-lag``. The realisation-level filter has
+    pair satisfy ``S_j <= threshold_j`` for ``j = 0 .. t-1-lag``. The realisation-level filter has
     ``lag = 1`` (its decision at step i uses ``l^{(i-1)}`` for step i+1, Prop. 1 of the filter paper);
     one-step filters have ``lag = 0``. With ``min_steps = k`` the stopping time is ``max(T, k)``
     (the combined filter: at least the k rounds of its Rényi part).
+
+    For i.i.d. rounds ``threshold_j = thresholds`` for every j. For a cycle of m > 1 steps
+    (:meth:`Filter.sequence_rule`), ``step_thresholds`` has one row per step of the cycle and
+    ``threshold_j = step_thresholds[j % m]`` (``thresholds`` is its row 0); only Monte Carlo audits such a
+    rule (:func:`lpdp.filters.sequence_audit`).
     """
 
     epsilon: float
@@ -98,10 +131,28 @@ class StoppingRule:
     thresholds: tuple[float, ...]
     lag: int
     min_steps: int = 0
+    step_thresholds: tuple[tuple[float, ...], ...] | None = None
 
-    def alive(self, losses: Any) -> Any:
-        """Whether every ordered pair is within its threshold (``losses`` has the pairs last)."""
-        return np.all(within(losses, np.asarray(self.thresholds)), axis=-1)
+    @classmethod
+    def cyclic(cls, epsilon: float, max_steps: int, pairs: tuple[tuple[Hashable, Hashable], ...],
+               first_release: bool, rows: Sequence[Sequence[float]], lag: int) -> StoppingRule:
+        """The rule with ``threshold_j = rows[j % len(rows)]`` (an i.i.d. rule when one row)."""
+        table = tuple(tuple(float(v) for v in row) for row in rows)
+        return cls(epsilon, max_steps, pairs, first_release, table[0], lag,
+                   step_thresholds=table if len(table) > 1 else None)
+
+    @property
+    def period(self) -> int:
+        """The number of threshold rows (1 for i.i.d. rounds)."""
+        return 1 if self.step_thresholds is None else len(self.step_thresholds)
+
+    def rows(self) -> tuple[tuple[float, ...], ...]:
+        """The threshold rows, ``threshold_j = rows()[j % period]``."""
+        return (self.thresholds,) if self.step_thresholds is None else self.step_thresholds
+
+    def alive(self, losses: Any, j: int = 0) -> Any:
+        """Whether every ordered pair's ``S_j`` is within its threshold (``losses`` has the pairs last)."""
+        return np.all(within(losses, np.asarray(self.rows()[j % self.period])), axis=-1)
 
 
 class Filter(ABC):
@@ -120,9 +171,10 @@ class Filter(ABC):
 
     A new filter subclasses ``Filter`` and implements :meth:`config` (its constructor arguments) and
     :meth:`decide` (grant a step or say why not); it may override :meth:`iid_rule` (a threshold rule for
-    i.i.d. rounds, which the exact audits use), :meth:`guarantee`, :meth:`spent` and :meth:`remaining`.
-    Register it with :func:`lpdp.filters.register_filter` to make it available to ``lpdp filter`` and the
-    scenarios.
+    i.i.d. rounds, which the exact audits use), :meth:`sequence_rule` (the rule on a declared cycle of
+    steps, which :func:`lpdp.filters.sequence_audit` uses), :meth:`guarantee`, :meth:`spent` and
+    :meth:`remaining`. Register it with :func:`lpdp.filters.register_filter` to make it available to
+    ``lpdp filter`` and the scenarios.
     """
 
     def __init__(self, epsilon: float, max_steps: int,
@@ -154,6 +206,16 @@ class Filter(ABC):
     def iid_rule(self, mechanism: Mechanism, request: Request | None = None) -> StoppingRule:
         """This filter's threshold rule when every round is ``(mechanism, request)`` (for audits)."""
         raise ParameterError(f"{type(self).__name__}: no threshold rule for i.i.d. rounds")
+
+    def sequence_rule(self, steps: Sequence[Step]) -> StoppingRule:
+        """This filter's exact threshold rule when round i runs ``steps[(i - 1) % m]`` (a declared
+        cycle, each step's look-ahead declaring the next step of the cycle). The default handles the
+        one-step cycle through :meth:`iid_rule`; filters with a per-step rule override it."""
+        steps = check_steps(steps)
+        if len(steps) == 1:
+            return self.iid_rule(*steps[0])
+        raise ParameterError(f"{type(self).__name__}: no threshold rule for a cycle of {len(steps)} "
+                             "steps")
 
     @abstractmethod
     def decide(self, step: int, current: Step, nxt: Sequence[Any] | None) -> str | None:
@@ -431,6 +493,28 @@ class RealisationFilter(Filter):
                                              for a, b in zip(ut, ud, strict=True)),
                             lag=1)
 
+    def sequence_rule(self, steps: Sequence[Step]) -> StoppingRule:
+        """Algorithm 1 on the cycle ``s_1 .. s_m``: the first release iff ``u_{s_1}(δ̃) <= ε`` for every
+        ordered pair; step i+1 runs iff ``l^{(i-1)} <= ε - u_{s_i}(θ) - u_{s_{i+1}}(δ̃)`` (the look-ahead
+        declares the next step of the cycle, :meth:`decide`); at most N steps.
+
+        Examples
+        --------
+        >>> from lpdp.filters import GaussianMechanism, LaplaceMechanism
+        >>> f = RealisationFilter(6.0, 1e-3, 40, 5e-4, 1e-5)
+        >>> rule = f.sequence_rule([(GaussianMechanism(2.0), None), (LaplaceMechanism(2.0), None)])
+        >>> rule.period, rule.lag
+        (2, 1)
+        """
+        steps = check_steps(steps)
+        m = len(steps)
+        ud = [self._quantiles(s, self.delta_tilde) for s in steps]
+        ut = [self._quantiles(s, self.theta) for s in steps]
+        rows = [tuple(_bound(self.epsilon, a, b) for a, b in zip(ut[r], ud[(r + 1) % m], strict=True))
+                for r in range(m)]
+        return StoppingRule.cyclic(self.epsilon, self.max_steps, self.ordered_pairs,
+                                   all(self.epsilon >= u for u in ud[0]), rows, lag=1)
+
 
 class _OneStepFilter(Filter):
     """Release ``y_i`` iff ``P_x(l^{(i)} > ε | r^i, y^{i-1}) <= level`` for every ordered pair, i.e.
@@ -458,6 +542,14 @@ class _OneStepFilter(Filter):
         return StoppingRule(self.epsilon, self.max_steps, self.ordered_pairs,
                             first_release=bool(np.all(within(0.0, np.asarray(thresholds)))),
                             thresholds=thresholds, lag=0)
+
+    def sequence_rule(self, steps: Sequence[Step]) -> StoppingRule:
+        """On the cycle ``s_1 .. s_m``: ``y_i`` is released iff ``l^{(i-1)} <= ε - u_{s_i}(level)`` for
+        every ordered pair, at most N times."""
+        steps = check_steps(steps)
+        rows = [tuple(_bound(self.epsilon, x) for x in self._quantiles(s, self._level)) for s in steps]
+        return StoppingRule.cyclic(self.epsilon, self.max_steps, self.ordered_pairs,
+                                   bool(np.all(within(0.0, np.asarray(rows[0])))), rows, lag=0)
 
 
 class UnionBoundFilter(_OneStepFilter):

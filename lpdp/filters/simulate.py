@@ -10,6 +10,7 @@ errors in the tests). Mechanism-level filters stop at a deterministic time on i.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,7 +19,7 @@ import numpy as np
 from lpdp._limits import check_budget, seconds_for
 from lpdp._validate import check_int
 from lpdp.errors import ParameterError
-from lpdp.filters.audit import _check_cost, _simulate, rule_audit
+from lpdp.filters.audit import _check_simulation, _simulate, rule_audit
 from lpdp.filters.baselines import (
     Baseline,
     MechanismLevelFilter,
@@ -27,6 +28,7 @@ from lpdp.filters.baselines import (
     default_pairs,
 )
 from lpdp.filters.params import FilterParameters, optimal_parameters
+from lpdp.filters.realisation import Step, StoppingRule
 from lpdp.filters.registry import build_filter, filter_kinds
 from lpdp.mechanisms import Mechanism, Request
 
@@ -82,26 +84,45 @@ def survival(filt: Any, mechanism: Mechanism, request: Request | None = None, *,
     >>> s.method, round(s.expected_T, 1)
     ('quadrature', 28.6)
     """
+    fixed = _deterministic_curve(filt, [(mechanism, request)], horizon)
+    if fixed is not None:
+        return fixed
+    rule = filt.iid_rule(mechanism, request)
+    if method != "monte-carlo":
+        used, pairs = rule_audit(rule, mechanism, request, method=method, nodes=nodes)
+        if used != "monte-carlo":
+            return SurvivalCurve(pairs[0].survival, used)
+    return _monte_carlo_curve(rule, [(mechanism, request)], trajectories, seed)
+
+
+def _deterministic_curve(filt: Any, steps: Sequence[Step], horizon: int | None) -> SurvivalCurve | None:
+    """The curve of a mechanism-level filter (deterministic ``T`` on i.i.d. rounds and on a cycle) up to
+    ``horizon`` (required); ``None`` for other filters, whose ``horizon`` must be their ``max_steps``."""
     if isinstance(filt, MechanismLevelFilter):
         if horizon is None:
             raise ParameterError("horizon=None: give the number of steps to report for a "
                                  "mechanism-level filter")
         horizon = check_int(horizon, "horizon")
         check_budget(f"max_steps={horizon}", memory_bytes=64.0 * horizon, seconds=seconds_for(horizon))
-        k = filt.iid_stopping_time(mechanism)
-        return SurvivalCurve(tuple(float(t <= k) for t in range(1, horizon + 1)), "deterministic")
+        return _step_curve(filt.sequence_stopping_time(steps), horizon)
     if horizon is not None and check_int(horizon, "horizon") != filt.max_steps:
         raise ParameterError(f"horizon={horizon}: must equal the filter's max_steps={filt.max_steps}")
-    rule = filt.iid_rule(mechanism, request)
-    if method != "monte-carlo":
-        used, pairs = rule_audit(rule, mechanism, request, method=method, nodes=nodes)
-        if used != "monte-carlo":
-            return SurvivalCurve(pairs[0].survival, used)
+    return None
+
+
+def _step_curve(k: int, horizon: int) -> SurvivalCurve:
+    """The deterministic curve of ``T = k``: ``P(T >= t) = [t <= k]``, t = 1 .. horizon."""
+    return SurvivalCurve(tuple(float(t <= k) for t in range(1, horizon + 1)), "deterministic")
+
+
+def _monte_carlo_curve(rule: StoppingRule, steps: Sequence[Step], trajectories: int,
+                      seed: int) -> SurvivalCurve:
+    """The survival curve of ``rule`` by seeded trajectories of the cycle ``steps`` (i.i.d. rounds: one
+    step), under the first database of its first pair, with standard errors."""
     trajectories = check_int(trajectories, "trajectories", minimum=2)
     seed = check_int(seed, "seed", minimum=0)
-    _check_cost(rule, mechanism, request, "monte-carlo", trajectories)
-    t, _ = _simulate(rule, mechanism, request, rule.pairs[0][0], trajectories,
-                     np.random.default_rng(seed))
+    _check_simulation(rule, trajectories)
+    t, _ = _simulate(rule, steps, rule.pairs[0][0], trajectories, np.random.default_rng(seed))
     surv = np.bincount(t, minlength=rule.max_steps + 1)[::-1].cumsum()[::-1][1:] / t.size
     return SurvivalCurve(tuple(surv.tolist()), "monte-carlo",
                          tuple(np.sqrt(surv * (1 - surv) / t.size).tolist()),
@@ -111,9 +132,10 @@ def survival(filt: Any, mechanism: Mechanism, request: Request | None = None, *,
 @dataclass(frozen=True)
 class Comparison:
     """Every registered filter on i.i.d. rounds of one mechanism (the paper's Figure 2 for a Gaussian),
-    with the optimal classical composition as a reference curve."""
+    or on a declared cycle of steps (:func:`lpdp.filters.sequence_comparison`: ``mechanism`` is
+    ``None`` and ``steps`` the cycle), with the optimal classical composition as a reference curve."""
 
-    mechanism: Mechanism
+    mechanism: Mechanism | None
     epsilon: float
     delta: float
     max_steps: int
@@ -122,6 +144,7 @@ class Comparison:
     monte_carlo: dict[str, SurvivalCurve]
     baselines: dict[str, Baseline] = field(repr=False)
     notes: dict[str, str] = field(default_factory=dict)
+    steps: tuple[Step, ...] = ()
 
     def expected_releases(self) -> dict[str, float]:
         """``E[min(T, N)]`` per filter (the classical reference included)."""
@@ -129,7 +152,10 @@ class Comparison:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for JSON output."""
-        return {"mechanism": self.mechanism.to_dict(), "epsilon": self.epsilon, "delta": self.delta,
+        cycle = {"steps": [{"mechanism": m.to_dict(), "request": None if r is None else r.to_dict()}
+                           for m, r in self.steps]} if self.steps else {}
+        return {"mechanism": None if self.mechanism is None else self.mechanism.to_dict(), **cycle,
+                "epsilon": self.epsilon, "delta": self.delta,
                 "max_steps": self.max_steps, "delta_tilde": self.parameters.delta_tilde,
                 "theta": self.parameters.theta,
                 "curves": {k: c.to_dict() for k, c in self.curves.items()},
@@ -178,6 +204,5 @@ def comparison(mechanism: Mechanism, epsilon: float, delta: float, max_steps: in
                                      seed=seed + i)
     classical = base["classical"]
     if classical.rounds is not None:
-        curves["classical"] = SurvivalCurve(
-            tuple(float(t <= classical.rounds) for t in range(1, max_steps + 1)), "deterministic")
+        curves["classical"] = _step_curve(classical.rounds, max_steps)
     return Comparison(mechanism, epsilon, delta, max_steps, p, curves, mc, base, notes)
