@@ -158,6 +158,17 @@ def test_rules_with_a_tail_monte_carlo_within_3_standard_errors(b, rl):
     assert max(p.tail for p in pairs) > 0.05  # a test that can fail
 
 
+@pytest.mark.deep
+@pytest.mark.parametrize("b, rl", [
+    (2.0, build_filter("realisation", LaplaceMechanism(2.0), 6.0, 1e-3, 100,
+                       [(1.0, 0.0)]).iid_rule(LaplaceMechanism(2.0))),
+    (1.0 / 3.0, rule(9.0, 60, 7.0, 4.0, 1, 5)),  # r = 3: thresholds and ε off the lattice
+    (3.0, rule(3.0, 50, 2.5, 2.0, 0, 12)),  # r = 1/3: sums of ±r carry rounding; ε = 9 r is a tie
+], ids=["realisation-N100", "r3", "r1/3"])
+def test_deep_monte_carlo_within_3_standard_errors(b, rl):
+    assert_within_3_standard_errors(rl, LaplaceMechanism(b), n=1_000_000, seed=2)
+
+
 def test_converges_in_the_number_of_nodes():
     lap = LaplaceMechanism(2.0)
     for rl in (rule(3.0, 12, 2.3, 1.1, 1), build_filter("realisation", lap, 6.0, 1e-3, 30,
