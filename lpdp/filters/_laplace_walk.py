@@ -95,11 +95,11 @@ class _Grid:
         q = np.arange(d)
         zz = z.reshape(-1)[:, None]
         owner = np.repeat(q, n)[:, None]
-        # whole panels of cells m-1 (after the node's panel), m, and m+1 (before it)
-        self.whole = np.concatenate([np.where(q[None, :] > owner, np.exp((zz - offsets) / 2.0), 0.0),
-                                     np.exp((zz - r - offsets) / 2.0),
-                                     np.where(q[None, :] < owner, np.exp((zz - 2 * r - offsets) / 2.0),
-                                              0.0)], axis=1).T  # (3D, D n)
+        # whole panels of cells m-1 (after the node's panel), m, and m+1 (before it): exponents <= 0
+        # where used (clipped elsewhere, so a wide cell cannot overflow)
+        self.whole = np.exp(np.minimum(0.0, np.concatenate([
+            np.where(q[None, :] > owner, (zz - offsets) / 2.0, -np.inf), (zz - r - offsets) / 2.0,
+            np.where(q[None, :] < owner, (zz - 2 * r - offsets) / 2.0, -np.inf)], axis=1))).T  # (3D, D n)
         self.atom_here = np.exp((z - r) / 2.0)
         self.atom_next = np.exp((z - 2.0 * r) / 2.0)
         self.nodes = (np.arange(m_lo, m_hi)[:, None, None] * r + z[None, :, :])
