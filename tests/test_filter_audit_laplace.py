@@ -117,7 +117,7 @@ def monte_carlo(rl, lap, n, seed):
     rng = np.random.default_rng(seed)
     out = []
     for i, (x, _) in enumerate(rl.pairs):
-        t, final = _simulate(rl, lap, None, x, n, rng)
+        t, final = _simulate(rl, [(lap, None)], x, n, rng)
         over = (~within(final[:, i], rl.epsilon)).astype(float)
         hs = np.maximum(0.0, -np.expm1(np.minimum(rl.epsilon - final[:, i], 0.0)))
         out.append([(v.mean(), v.std(ddof=1) / math.sqrt(n)) for v in (over, hs, t.astype(float))])
