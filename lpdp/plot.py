@@ -175,11 +175,14 @@ def filter_survival(c: Any, ax: Any = None) -> list[Any]:
     ax.set_xlim(0, c.max_steps + 0.5)
     ax.set_ylim(-0.02, 1.02)
     _dress(ax, "t (number of releases)", "P(T ≥ t)  (probability of at least t releases)",
-           f"{_mechanism_name(c.mechanism)}: ε = {c.epsilon:g}, δ = {c.delta:g}, N = {c.max_steps}")
+           f"{_mechanism_name(c.mechanism, c.steps)}: ε = {c.epsilon:g}, δ = {c.delta:g}, "
+           f"N = {c.max_steps}")
     return artists
 
 
-def _mechanism_name(m: Any) -> str:
+def _mechanism_name(m: Any, steps: Any = ()) -> str:
+    if m is None:  # a declared cycle of steps
+        return "cycle of " + ", ".join(_mechanism_name(s) for s, _ in steps)
     d = m.to_dict()
     kind = d.get("type")
     if kind == "gaussian":
@@ -188,6 +191,10 @@ def _mechanism_name(m: Any) -> str:
         return f"Laplace b = {d['scale']:g}"
     if kind == "finite":
         return f"finite mechanism ({len(d['outputs'])} outputs)"
+    if kind == "mixture":
+        return "i.i.d. mix of " + ", ".join(_mechanism_name(s) for s, _ in m.steps)
+    if kind == "dp":
+        return "(ε, δ) = " + " and ".join(f"({e:g}, {dl:g})" for e, dl in d["constraints"])
     return str(kind)
 
 

@@ -54,10 +54,8 @@ def _mechanism_options(p: argparse.ArgumentParser) -> None:
                         "entries in file order, each `times` times, repeated)")
 
 
-def _mechanism(args: argparse.Namespace, *, required: bool) -> Any:
-    """The one mechanism the options name (``None`` if none and not required)."""
-    from lpdp import mechanisms as m
-
+def _mechanism_given(args: argparse.Namespace) -> list[str]:
+    """The mechanism options given (at most one; ``--rounds`` only with ``--mechanism``)."""
     given = [o for o, v in (("--sigma", args.sigma), ("--laplace", args.laplace), ("--rr", args.rr),
                             ("--pure", args.pure), ("--dp", args.dp), ("--mechanism", args.mechanism))
              if v is not None]
@@ -65,6 +63,14 @@ def _mechanism(args: argparse.Namespace, *, required: bool) -> Any:
         raise ParameterError(f"{' and '.join(given)}: give one mechanism, not several")
     if args.rounds is not None and args.mechanism is None:
         raise ParameterError(f"--rounds {args.rounds}: only for a workload file (--mechanism FILE)")
+    return given
+
+
+def _mechanism(args: argparse.Namespace, *, required: bool) -> Any:
+    """The one mechanism the options name (``None`` if none and not required)."""
+    from lpdp import mechanisms as m
+
+    given = _mechanism_given(args)
     if not given:
         if required:
             raise ParameterError(f"no mechanism: give one of {', '.join(MECHANISM_OPTIONS)}")
@@ -85,6 +91,27 @@ def _mechanism(args: argparse.Namespace, *, required: bool) -> Any:
     from lpdp.filters import load_mechanism
 
     return load_mechanism(args.mechanism, rounds=args.rounds)
+
+
+#: The neighbouring pair of the databases a workload's steps map to (lpdp.filters.workload_steps).
+CYCLE_PAIRS = [(1, 0)]
+
+
+def _cycle(args: argparse.Namespace) -> list[Any] | None:
+    """The declared cycle of ``--mechanism FILE --rounds cyclic`` when it has several different
+    mechanisms (``None`` otherwise: one mechanism is i.i.d. rounds of it)."""
+    if args.rounds != "cyclic" or args.mechanism is None:
+        return None
+    _mechanism_given(args)
+    from lpdp.filters import load_cycle
+
+    steps = load_cycle(args.mechanism)
+    return steps if len({m for m, _ in steps}) > 1 else None
+
+
+def _steps_data(steps: list[Any]) -> dict[str, Any]:
+    return {"rounds": "cyclic", "steps": [{"mechanism": m.to_dict(), "request": r.to_dict()}
+                                          for m, r in steps]}
 
 
 def _common(p: argparse.ArgumentParser, *, epsilon_required: bool) -> None:
@@ -110,6 +137,9 @@ def _run_options(p: argparse.ArgumentParser, filter_help: str, trajectories_help
 def _params(args: argparse.Namespace) -> int:
     from lpdp.filters import default_pairs, optimal_parameters
 
+    steps = _cycle(args)
+    if steps is not None:
+        return _params_cycle(args, steps)
     mech = _mechanism(args, required=args.epsilon is not None)
     pairs = None if mech is None else default_pairs(mech)
     p = (optimal_parameters(args.delta, args.max_steps) if mech is None else
@@ -133,14 +163,43 @@ def _params(args: argparse.Namespace) -> int:
     return emit(args, Result("\n".join(lines), payload))
 
 
+def _params_cycle(args: argparse.Namespace, steps: list[Any]) -> int:
+    from lpdp.filters import cycle_filter
+    from lpdp.filters.adaptive import sequence_parameters
+
+    if args.epsilon is None:
+        raise ParameterError("--epsilon: needed with a mechanism (for kappa)")
+    p = sequence_parameters(args.delta, args.max_steps, steps, CYCLE_PAIRS)
+    rule = cycle_filter("realisation", steps, args.epsilon, args.delta, args.max_steps, CYCLE_PAIRS,
+                        parameters=p).sequence_rule(steps)
+    kappa = min(min(row) for row in rule.rows())
+    payload = {"delta": p.delta, "max_steps": p.max_steps, "delta_tilde": p.delta_tilde,
+               "theta": p.theta, "epsilon": args.epsilon, "mechanism": _steps_data(steps),
+               "kappa": kappa, "first_release_ok": rule.first_release}
+    lines = [f"delta_tilde = {p.delta_tilde:.6g}, theta = {p.theta:.6g} (delta = {p.delta:g}, "
+             f"N = {p.max_steps}; for the declared cycle of {len(steps)} steps)",
+             f"kappa = {kappa:.6g} (smallest over the cycle's steps and ordered pairs), first release "
+             f"{'allowed' if rule.first_release else 'refused'} (epsilon = {args.epsilon:g})"]
+    return emit(args, Result("\n".join(lines), payload))
+
+
 def _audit(args: argparse.Namespace) -> int:
     from lpdp.filters import audit, build_filter, default_pairs
 
-    mech = _mechanism(args, required=True)
     name = ALIASES.get(args.filter, args.filter)
-    filt = build_filter(name, mech, args.epsilon, args.delta, args.max_steps, default_pairs(mech))
-    r = audit(filt, mech, trajectories=args.trajectories, seed=args.seed)
-    payload = {"filter": name, "epsilon": args.epsilon, "mechanism": mech.to_dict(),
+    steps = _cycle(args)
+    if steps is not None:
+        from lpdp.filters import cycle_filter, sequence_audit
+
+        filt = cycle_filter(name, steps, args.epsilon, args.delta, args.max_steps, CYCLE_PAIRS)
+        r = sequence_audit(filt, steps, trajectories=args.trajectories, seed=args.seed)
+        described: dict[str, Any] = _steps_data(steps)
+    else:
+        mech = _mechanism(args, required=True)
+        filt = build_filter(name, mech, args.epsilon, args.delta, args.max_steps, default_pairs(mech))
+        r = audit(filt, mech, trajectories=args.trajectories, seed=args.seed)
+        described = mech.to_dict()
+    payload = {"filter": name, "epsilon": args.epsilon, "mechanism": described,
                "max_steps": args.max_steps, **r.to_dict()}
     if args.sigma is not None:
         payload["sigma"] = args.sigma
@@ -158,14 +217,28 @@ def _simulate(args: argparse.Namespace) -> int:
     from lpdp.filters import comparison, default_pairs
     from lpdp.plot import filter_label, filter_survival
 
-    mech = _mechanism(args, required=True)
     name = ALIASES.get(args.filter, args.filter)
-    c = comparison(mech, args.epsilon, args.delta, args.max_steps, pairs=default_pairs(mech),
-                   trajectories=args.trajectories, seed=args.seed)
+    steps = _cycle(args)
+    if steps is not None:
+        from lpdp.filters import sequence_comparison
+
+        if args.trajectories < 2:
+            raise ParameterError(f"--trajectories {args.trajectories}: the curves of a cyclic sequence "
+                                 "are Monte Carlo; give at least 2")
+        c = sequence_comparison(steps, args.epsilon, args.delta, args.max_steps, pairs=CYCLE_PAIRS,
+                                trajectories=args.trajectories, seed=args.seed)
+        described: dict[str, Any] = _steps_data(steps)
+    else:
+        mech = _mechanism(args, required=True)
+        c = comparison(mech, args.epsilon, args.delta, args.max_steps, pairs=default_pairs(mech),
+                       trajectories=args.trajectories, seed=args.seed)
+        described = mech.to_dict()
     if name not in c.curves:
         raise ParameterError(f"--filter {args.filter}: {c.notes.get(name, 'not available')}")
-    curve, mc = c.curves[name], c.monte_carlo.get(name)
-    payload = {"filter": name, "mechanism": mech.to_dict(), "epsilon": args.epsilon,
+    curve = c.curves[name]
+    # the Monte Carlo check; a cycle's realisation-level curves are Monte Carlo themselves
+    mc = c.monte_carlo.get(name) or (curve if curve.method == "monte-carlo" else None)
+    payload = {"filter": name, "mechanism": described, "epsilon": args.epsilon,
                "delta": args.delta, "max_steps": args.max_steps,
                "delta_tilde": c.parameters.delta_tilde, "theta": c.parameters.theta,
                "survival": list(curve.survival), "expected_T": curve.expected_T,
@@ -176,13 +249,19 @@ def _simulate(args: argparse.Namespace) -> int:
                "expected_releases": c.expected_releases(), "notes": c.notes}
     if args.sigma is not None:
         payload["sigma"] = args.sigma
-    lines = [f"{name} filter: E[min(T, N)] = {curve.expected_T:.3f} ({curve.method})"
-             + ("" if mc is None else f"; Monte Carlo {mc.expected_T:.3f} ± "
-                f"{mc.expected_T_stderr:.3f} ({mc.trajectories} trajectories, seed {mc.seed})")]
+    if mc is curve:
+        head = (f" ± {mc.expected_T_stderr:.3f} (Monte Carlo, {mc.trajectories} trajectories, "
+                f"seed {mc.seed})")
+    else:
+        head = f" ({curve.method})" + ("" if mc is None else (
+            f"; Monte Carlo {mc.expected_T:.3f} ± {mc.expected_T_stderr:.3f} ({mc.trajectories} "
+            f"trajectories, seed {mc.seed})"))
+    lines = [f"{name} filter: E[min(T, N)] = {curve.expected_T:.3f}{head}"]
     lines.append(f"expected releases E[min(T, N)], N = {args.max_steps}:")
     lines += [f"  {filter_label(k):<36} {v:.3f}" for k, v in c.expected_releases().items()]
     lines += [f"  {filter_label(k):<36} {note}" for k, note in c.notes.items()]
-    lines.append("rounds on i.i.d. rounds without the cap N (mechanism-level filters, classical):")
+    lines.append(f"rounds on {'the cycle' if steps is not None else 'i.i.d. rounds'} without the cap N "
+                 "(mechanism-level filters, classical):")
     lines += [f"  {filter_label(k):<36} {b.describe()}" for k, b in c.baselines.items()]
     table = [{"t": t, **{k: cv.survival[t - 1] for k, cv in c.curves.items()}}
              for t in range(1, args.max_steps + 1)]

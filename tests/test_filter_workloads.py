@@ -1,6 +1,8 @@
-"""i.i.d. rounds of a mix of mechanisms (the step drawn at random, publicly): the mixture's loss law, its
-quantiles, the mechanism-level charges, the accountant, the filters and the CLI, each against a route
-that does not go through :class:`lpdp.mechanisms.MixtureMechanism`."""
+"""Workloads of several mechanisms in the filters. i.i.d. rounds of a mix (the step drawn at random,
+publicly): the mixture's loss law, its quantiles, the mechanism-level charges, the accountant, the
+filters and the CLI, each against a route that does not go through
+:class:`lpdp.mechanisms.MixtureMechanism`. A declared cycle from the CLI (``--rounds cyclic``): against
+the filter objects themselves, run on every output sequence."""
 
 from __future__ import annotations
 
@@ -212,3 +214,70 @@ def test_cli_mix_errors_are_one_line(tmp_path, capsys, argv, match):
     assert main(base + extra) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and match in err
+
+
+CYCLE = ('[[mechanism]]\nkind = "randomized_response"\ncategories = 2\nepsilon = 1.0\ntimes = 2\n'
+         '[[mechanism]]\nkind = "pure"\nepsilon = 0.5\n')
+
+
+def _enumerate(filt, steps, x):
+    """E_x[T] and P_x(l^(T) > ε) of the filter object itself, over every output sequence (exact): a
+    fresh copy is fed each prefix, asked for the next step of the cycle with the one after declared."""
+    def fresh(outputs):
+        f = type(filt)(**filt.config(), pairs=filt.pairs)
+        for i, y in enumerate(outputs):
+            assert f.ask(*steps[i % len(steps)], next=[steps[(i + 1) % len(steps)]])
+            f.record(y)
+        return f
+
+    def walk(outputs, prob):
+        f = fresh(outputs)
+        i = len(outputs)
+        step = steps[i % len(steps)]
+        if not f.ask(*step, next=[steps[(i + 1) % len(steps)]]):
+            return prob * i, prob * (max(f.spent().values()) > filt.epsilon + 1e-9)
+        mech, req = step
+        t_sum = over = 0.0
+        for y, p in zip(mech.outputs, mech.probabilities(req(x)), strict=True):
+            if p > 0:
+                a, b = walk([*outputs, y], prob * p)
+                t_sum, over = t_sum + a, over + b
+        return t_sum, over
+
+    return walk([], 1.0)
+
+
+def test_cli_cycle_against_the_filter_on_every_output_sequence(tmp_path, capsys):
+    """--rounds cyclic: the CLI's Monte Carlo E[min(T, N)] of the realisation-level filter, with the
+    (δ̃, θ) it prints, within 3 standard errors of the exact E[T] of the RealisationFilter object run on
+    every output sequence of the cycle (a route that shares nothing with the vectorised rule)."""
+    from lpdp.filters import RealisationFilter, load_cycle
+
+    path = _write(tmp_path, CYCLE)
+    argv = ["filter", "simulate", "--mechanism", path, "--rounds", "cyclic", "--epsilon", "3",
+            "--delta", "0.05", "--max-steps", "8", "--trajectories", "20000", "--json"]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert {"survival", "expected_T", "method", "baselines", "expected_releases", "monte_carlo"} <= set(out)
+    assert out["method"] == "monte-carlo" and out["mechanism"]["rounds"] == "cyclic"
+    steps = load_cycle(path)
+    filt = RealisationFilter(3.0, 0.05, 8, out["delta_tilde"], out["theta"], [(1, 0)])
+    exact_t, exact_over = _enumerate(filt, steps, 1)
+    se = out["monte_carlo"]["expected_T_stderr"]
+    assert se > 0 and abs(out["expected_T"] - exact_t) <= 3 * se
+    assert exact_over <= 0.05
+    assert main(["filter", "audit", *argv[2:-3], "--trajectories", "20000", "--json"]) == 0
+    a = json.loads(capsys.readouterr().out)
+    assert {"tail", "hockey_stick_delta", "bound"} <= set(a) and a["tail_upper"] <= 0.05
+    assert abs(a["expected_T"] - exact_t) <= 3 * se * 1.5
+    assert main(["filter", "params", *argv[2:-3], "--json"]) == 0
+    p = json.loads(capsys.readouterr().out)
+    assert (p["delta_tilde"], p["theta"]) == (out["delta_tilde"], out["theta"])
+
+
+def test_cli_cycle_errors_are_one_line(tmp_path, capsys):
+    path = _write(tmp_path, CYCLE)
+    rc = main(["filter", "simulate", "--mechanism", path, "--rounds", "cyclic", "--epsilon", "2",
+               "--delta", "0.05", "--max-steps", "6", "--trajectories", "0"])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and "--trajectories 0" in err
