@@ -205,9 +205,12 @@ def test_every_mechanism_option_keeps_the_json_keys(capsys, tmp_path):
     f.write_text(json.dumps(randomized_response(2, 1.0).to_dict()))
     w = tmp_path / "w.toml"
     w.write_text('[[mechanism]]\nkind = "finite"\np = [0.5, 0.3, 0.2]\nq = [0.2, 0.3, 0.5]\ntimes = 3\n')
-    for option in (["--sigma", "2"], ["--laplace", "2"], ["--rr", "3,0.5"], ["--pure", "0.5"],
-                   ["--dp", "1,0", "--dp", "0.5,0.1"], ["--mechanism", str(f)],
-                   ["--mechanism", str(w)]):
+    mix = tmp_path / "mix.toml"
+    mix.write_text(w.read_text() + '[[mechanism]]\nkind = "laplace"\nscale = 2.0\n')
+    for option in (["--sigma", "2"], ["--gaussian-sigma", "2"], ["--laplace", "2"], ["--rr", "3,0.5"],
+                   ["--pure", "0.5"], ["--dp", "1,0", "--dp", "0.5,0.1"], ["--mechanism", str(f)],
+                   ["--mechanism", str(w)], ["--mechanism", str(mix), "--rounds", "iid"],
+                   ["--mechanism", str(mix), "--rounds", "cyclic"]):
         common = [*option, "--epsilon", "4", "--delta", "0.05", "--max-steps", "8"]
         out = run_json(capsys, "filter", "simulate", *common, "--trajectories", "500")
         assert {"survival", "expected_T", "method", "baselines", "expected_releases"} <= set(out)
