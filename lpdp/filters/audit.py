@@ -424,7 +424,7 @@ def _check_simulation(rule: StoppingRule, trajectories: int) -> None:
     :mod:`lpdp._limits` (before anything is allocated)."""
     n, p = rule.max_steps, len(rule.pairs)
     check_budget(f"trajectories={trajectories}, max_steps={n}",
-                 memory_bytes=64.0 * n + trajectories * (40.0 * p + 24.0),
+                 memory_bytes=64.0 * n + 64.0 * rule.period * p + trajectories * (40.0 * p + 24.0),
                  seconds=seconds_for(float(trajectories) * n * (p + 2) * 4))
 
 

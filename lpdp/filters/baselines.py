@@ -376,7 +376,15 @@ class MechanismLevelFilter(Filter):
 
     def sequence_rule(self, steps: Sequence[Step]) -> StoppingRule:
         """On a declared cycle the stopping time is deterministic, ``T = k``
-        (:meth:`sequence_stopping_time`): a rule with no loss threshold and ``max_steps = k``."""
+        (:meth:`sequence_stopping_time`): a rule with no loss threshold and ``max_steps = k``.
+
+        Examples
+        --------
+        >>> from lpdp.mechanisms import LaplaceMechanism
+        >>> RenyiFilter(6.0, 1e-3, alpha=4.0).sequence_rule([GaussianMechanism(2.0),
+        ...                                                   LaplaceMechanism(2.0)]).max_steps
+        8
+        """
         k = self.sequence_stopping_time(steps)
         return StoppingRule(self.epsilon, max(k, 1), self.ordered_pairs, first_release=k >= 1,
                             thresholds=(math.inf,) * len(self.ordered_pairs), lag=0)

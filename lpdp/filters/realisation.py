@@ -136,7 +136,14 @@ class StoppingRule:
     @classmethod
     def cyclic(cls, epsilon: float, max_steps: int, pairs: tuple[tuple[Hashable, Hashable], ...],
                first_release: bool, rows: Sequence[Sequence[float]], lag: int) -> StoppingRule:
-        """The rule with ``threshold_j = rows[j % len(rows)]`` (an i.i.d. rule when one row)."""
+        """The rule with ``threshold_j = rows[j % len(rows)]`` (an i.i.d. rule when one row).
+
+        Examples
+        --------
+        >>> r = StoppingRule.cyclic(6.0, 10, ((1, 0), (0, 1)), True, [(1.0, 2.0), (3.0, 4.0)], lag=0)
+        >>> r.period, bool(r.alive([2.5, 3.5], j=3)), bool(r.alive([2.5, 3.5], j=2))
+        (2, True, False)
+        """
         table = tuple(tuple(float(v) for v in row) for row in rows)
         return cls(epsilon, max_steps, pairs, first_release, table[0], lag,
                    step_thresholds=table if len(table) > 1 else None)
@@ -210,7 +217,15 @@ class Filter(ABC):
     def sequence_rule(self, steps: Sequence[Step]) -> StoppingRule:
         """This filter's exact threshold rule when round i runs ``steps[(i - 1) % m]`` (a declared
         cycle, each step's look-ahead declaring the next step of the cycle). The default handles the
-        one-step cycle through :meth:`iid_rule`; filters with a per-step rule override it."""
+        one-step cycle through :meth:`iid_rule`; filters with a per-step rule override it.
+
+        Examples
+        --------
+        >>> from lpdp.filters import GaussianMechanism
+        >>> f = UnionBoundFilter(6.0, 1e-3, 40)
+        >>> f.sequence_rule([GaussianMechanism(2.0)]) == f.iid_rule(GaussianMechanism(2.0))
+        True
+        """
         steps = check_steps(steps)
         if len(steps) == 1:
             return self.iid_rule(*steps[0])
@@ -545,7 +560,16 @@ class _OneStepFilter(Filter):
 
     def sequence_rule(self, steps: Sequence[Step]) -> StoppingRule:
         """On the cycle ``s_1 .. s_m``: ``y_i`` is released iff ``l^{(i-1)} <= ε - u_{s_i}(level)`` for
-        every ordered pair, at most N times."""
+        every ordered pair, at most N times.
+
+        Examples
+        --------
+        >>> from lpdp.filters import GaussianMechanism, LaplaceMechanism
+        >>> rule = UnionBoundFilter(6.0, 1e-3, 40).sequence_rule([GaussianMechanism(2.0),
+        ...                                                       LaplaceMechanism(2.0)])
+        >>> rule.period, rule.lag, rule.rows()[0] == rule.thresholds
+        (2, 0, True)
+        """
         steps = check_steps(steps)
         rows = [tuple(_bound(self.epsilon, x) for x in self._quantiles(s, self._level)) for s in steps]
         return StoppingRule.cyclic(self.epsilon, self.max_steps, self.ordered_pairs,
