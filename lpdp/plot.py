@@ -181,8 +181,15 @@ def filter_survival(c: Any, ax: Any = None) -> list[Any]:
 
 
 def _mechanism_name(m: Any, steps: Any = ()) -> str:
-    if m is None:  # a declared cycle of steps
-        return "cycle of " + ", ".join(_mechanism_name(s) for s, _ in steps)
+    if m is None:  # a declared cycle of steps, runs of one step shown once with their length
+        runs: list[list[Any]] = []
+        for step in steps:
+            if runs and runs[-1][0] == step:
+                runs[-1][1] += 1
+            else:
+                runs.append([step, 1])
+        return "cycle of " + ", ".join(_mechanism_name(st[0]) + (f" ×{k}" if k > 1 else "")
+                                       for st, k in runs)
     d = m.to_dict()
     kind = d.get("type")
     if kind == "gaussian":

@@ -29,3 +29,24 @@ def test_lpdp_import_does_not_import_matplotlib():
     code = "import sys, lpdp, lpdp.region, lpdp.mixture; print('matplotlib' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_filter_figure_titles_name_mixes_and_cycles():
+    """A figure of a workload names its mechanisms: a cycle's runs once with their length, a mix's steps."""
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from lpdp.filters import comparison, sequence_comparison, workload_steps
+    from lpdp.mechanisms import GaussianMechanism, mixture, randomized_response
+    from lpdp.plot import filter_survival
+
+    steps = workload_steps([(randomized_response(4, 0.7), 3), (GaussianMechanism(2.0), 1)])
+    c = sequence_comparison(steps, 6.0, 1e-3, 8, pairs=[(1, 0)], trajectories=200)
+    filter_survival(c)
+    title = matplotlib.pyplot.gca().get_title()
+    assert "cycle of finite mechanism (4 outputs) ×3, Gaussian σ = 2" in title
+    mix = mixture(list(dict.fromkeys(steps)), [3, 1])
+    filter_survival(comparison(mix, 6.0, 1e-3, 8, trajectories=0))
+    assert "i.i.d. mix of finite mechanism (4 outputs), Gaussian σ = 2" in matplotlib.pyplot.gca().get_title()
+    matplotlib.pyplot.close("all")
