@@ -275,9 +275,30 @@ def test_cli_cycle_against_the_filter_on_every_output_sequence(tmp_path, capsys)
     assert (p["delta_tilde"], p["theta"]) == (out["delta_tilde"], out["theta"])
 
 
-def test_cli_cycle_errors_are_one_line(tmp_path, capsys):
+@pytest.mark.parametrize("extra, match", [
+    (["--rounds", "cyclic", "--trajectories", "0"], "--trajectories 0"),
+    (["--rounds", "iid", "--model", "iid"], "--model iid: only with --rounds cyclic"),
+])
+def test_cli_cycle_errors_are_one_line(tmp_path, capsys, extra, match):
     path = _write(tmp_path, CYCLE)
-    rc = main(["filter", "simulate", "--mechanism", path, "--rounds", "cyclic", "--epsilon", "2",
-               "--delta", "0.05", "--max-steps", "6", "--trajectories", "0"])
+    rc = main(["filter", "simulate", "--mechanism", path, *extra, "--epsilon", "2", "--delta", "0.05",
+               "--max-steps", "6"])
     err = capsys.readouterr().err
-    assert rc == 2 and err.count("\n") == 1 and "--trajectories 0" in err
+    assert rc == 2 and err.count("\n") == 1 and match in err
+
+
+def test_cli_cycle_model_iid_is_the_fitted_mixture(tmp_path, capsys):
+    """--model iid: the (δ̃, θ) of Proposition 1's objective for the i.i.d. mix fitted to the cycle
+    (the equal-weight mixture of its steps), i.e. optimal_parameters on that MixtureMechanism."""
+    from lpdp.filters import load_cycle, optimal_parameters
+
+    path = _write(tmp_path, CYCLE)
+    assert main(["filter", "params", "--mechanism", path, "--rounds", "cyclic", "--model", "iid",
+                 "--epsilon", "3", "--delta", "0.05", "--max-steps", "8", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    steps = load_cycle(path)
+    distinct = list(dict.fromkeys(steps))
+    fitted = MixtureMechanism(distinct, [steps.count(s) for s in distinct])
+    want = optimal_parameters(0.05, 8, fitted, inputs=[(1, 0)])
+    assert out["delta_tilde"] == pytest.approx(want.delta_tilde, rel=1e-3)
+    assert out["delta_tilde"] + out["theta"] * (1 - out["delta_tilde"]) * 8 <= 0.05

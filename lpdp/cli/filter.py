@@ -52,6 +52,10 @@ def _mechanism_options(p: argparse.ArgumentParser) -> None:
                    help="how a workload of several mechanisms runs: iid (each round one entry, drawn "
                         "with weights proportional to times; the entry drawn is public) or cyclic (the "
                         "entries in file order, each `times` times, repeated)")
+    g.add_argument("--model", choices=("declared", "iid"),
+                   help="with --rounds cyclic: tune the realisation-level filter's (delta_tilde, theta) "
+                        "for the declared cycle itself (default) or for the i.i.d. model fitted to it "
+                        "(Taylor, Vippathalla and Coon, Section VI); either way the guarantee holds")
 
 
 def _mechanism_given(args: argparse.Namespace) -> list[str]:
@@ -100,9 +104,11 @@ CYCLE_PAIRS = [(1, 0)]
 def _cycle(args: argparse.Namespace) -> list[Any] | None:
     """The declared cycle of ``--mechanism FILE --rounds cyclic`` when it has several different
     mechanisms (``None`` otherwise: one mechanism is i.i.d. rounds of it)."""
+    _mechanism_given(args)
+    if args.model is not None and args.rounds != "cyclic":
+        raise ParameterError(f"--model {args.model}: only with --rounds cyclic")
     if args.rounds != "cyclic" or args.mechanism is None:
         return None
-    _mechanism_given(args)
     from lpdp.filters import load_cycle
 
     steps = load_cycle(args.mechanism)
@@ -169,7 +175,7 @@ def _params_cycle(args: argparse.Namespace, steps: list[Any]) -> int:
 
     if args.epsilon is None:
         raise ParameterError("--epsilon: needed with a mechanism (for kappa)")
-    p = sequence_parameters(args.delta, args.max_steps, steps, CYCLE_PAIRS)
+    p = sequence_parameters(args.delta, args.max_steps, steps, CYCLE_PAIRS, model=args.model or "declared")
     rule = cycle_filter("realisation", steps, args.epsilon, args.delta, args.max_steps, CYCLE_PAIRS,
                         parameters=p).sequence_rule(steps)
     kappa = min(min(row) for row in rule.rows())
@@ -177,7 +183,8 @@ def _params_cycle(args: argparse.Namespace, steps: list[Any]) -> int:
                "theta": p.theta, "epsilon": args.epsilon, "mechanism": _steps_data(steps),
                "kappa": kappa, "first_release_ok": rule.first_release}
     lines = [f"delta_tilde = {p.delta_tilde:.6g}, theta = {p.theta:.6g} (delta = {p.delta:g}, "
-             f"N = {p.max_steps}; for the declared cycle of {len(steps)} steps)",
+             f"N = {p.max_steps}; for the {args.model or 'declared'} model of the cycle of {len(steps)} "
+             "steps)",
              f"kappa = {kappa:.6g} (smallest over the cycle's steps and ordered pairs), first release "
              f"{'allowed' if rule.first_release else 'refused'} (epsilon = {args.epsilon:g})"]
     return emit(args, Result("\n".join(lines), payload))
@@ -191,7 +198,8 @@ def _audit(args: argparse.Namespace) -> int:
     if steps is not None:
         from lpdp.filters import cycle_filter, sequence_audit
 
-        filt = cycle_filter(name, steps, args.epsilon, args.delta, args.max_steps, CYCLE_PAIRS)
+        filt = cycle_filter(name, steps, args.epsilon, args.delta, args.max_steps, CYCLE_PAIRS,
+                            model=args.model or "declared")
         r = sequence_audit(filt, steps, trajectories=args.trajectories, seed=args.seed)
         described: dict[str, Any] = _steps_data(steps)
     else:
@@ -226,7 +234,8 @@ def _simulate(args: argparse.Namespace) -> int:
             raise ParameterError(f"--trajectories {args.trajectories}: the curves of a cyclic sequence "
                                  "are Monte Carlo; give at least 2")
         c = sequence_comparison(steps, args.epsilon, args.delta, args.max_steps, pairs=CYCLE_PAIRS,
-                                trajectories=args.trajectories, seed=args.seed)
+                                trajectories=args.trajectories, seed=args.seed,
+                                model=args.model or "declared")
         described: dict[str, Any] = _steps_data(steps)
     else:
         mech = _mechanism(args, required=True)
