@@ -917,11 +917,20 @@ class SampledMechanism(Mechanism):
         return {"type": "sampled", "name": self.name}
 
 
-Step = tuple[Mechanism, "Request | None"]
+#: One step of a filter's rounds: a mechanism and the request giving its input (``None``: the database
+#: itself is the input).
+Step = tuple[Mechanism, Request | None]
 
 
-def _step_inputs(request: Request | None, value: Any) -> Any:
-    return value if request is None else request(value)
+def request_input(request: Request | None, database: Any) -> Any:
+    """The mechanism input of ``database`` under ``request`` (the database itself when ``None``).
+
+    Examples
+    --------
+    >>> request_input(Request("is-a", {"a": 1.0, "b": 0.0}), "b"), request_input(None, 3)
+    (0.0, 3)
+    """
+    return database if request is None else request(database)
 
 
 class MixtureMechanism(Mechanism):
@@ -990,11 +999,11 @@ filter), or an atom of a finite step exactly.
         j = rng.choice(len(self.steps), p=self.weights, size=size)
         if size is None:
             m, r = self.steps[int(j)]
-            return (int(j), m.sample(_step_inputs(r, value), rng))
+            return (int(j), m.sample(request_input(r, value), rng))
         out: list[Any] = [None] * int(np.size(j))
         for i, (m, r) in enumerate(self.steps):
             idx = np.flatnonzero(j == i)
-            for k, y in zip(idx, np.asarray(m.sample(_step_inputs(r, value), rng, idx.size)), strict=True):
+            for k, y in zip(idx, np.asarray(m.sample(request_input(r, value), rng, idx.size)), strict=True):
                 out[k] = (i, y.item() if isinstance(y, np.generic) else y)
         return out
 
@@ -1006,8 +1015,8 @@ filter), or an atom of a finite step exactly.
             hit = j == i
             n = int(np.count_nonzero(hit))
             if n:
-                inputs = [(_step_inputs(r, a), _step_inputs(r, b)) for a, b in pairs]
-                out[:, hit] = m.sample_losses(_step_inputs(r, value), inputs, rng, (n,))
+                inputs = [(request_input(r, a), request_input(r, b)) for a, b in pairs]
+                out[:, hit] = m.sample_losses(request_input(r, value), inputs, rng, (n,))
         return out
 
     def log_density(self, y: Any, value: Any) -> Any:
@@ -1018,7 +1027,7 @@ filter), or an atom of a finite step exactly.
                 raise ParameterError(f"output {y!r}: the step index must be in 0..{len(self.steps) - 1}")
             m, r = self.steps[int(j)]
             with np.errstate(divide="ignore"):
-                return math.log(self.weights[int(j)]) + float(m.log_density(yj, _step_inputs(r, value)))
+                return math.log(self.weights[int(j)]) + float(m.log_density(yj, request_input(r, value)))
         return np.array([self.log_density(tuple(v), value) for v in y], dtype=float)
 
     def _tail_fn(self, value: Any, other: Any) -> tuple[Callable[[float], float], np.ndarray]:
@@ -1027,7 +1036,7 @@ filter), or an atom of a finite step exactly.
         if key not in self._tails:
             atoms, masses, rest = [], [], []
             for (m, r), w in zip(self.steps, self.weights, strict=True):
-                x, y = _step_inputs(r, value), _step_inputs(r, other)
+                x, y = request_input(r, value), request_input(r, other)
                 if isinstance(m, FiniteMechanism):
                     v, p = m.loss_pmf(x, y)
                     atoms.append(v)
@@ -1055,7 +1064,7 @@ filter), or an atom of a finite step exactly.
         if a >= 1.0:
             return -math.inf
         tail, atoms = self._tail_fn(value, other)
-        hi = max(m.loss_quantile(a, _step_inputs(r, value), _step_inputs(r, other))
+        hi = max(m.loss_quantile(a, request_input(r, value), request_input(r, other))
                  for m, r in self.steps)  # every step's tail is <= a there, so the mixed tail is too
         if not math.isfinite(hi):
             return hi
@@ -1107,7 +1116,7 @@ def mixture(steps: Sequence[tuple[Mechanism, Request | None]], weights: Sequence
     for v in inputs:
         row = []
         for (m, r), w in zip(mix.steps, mix.weights, strict=True):
-            row.extend((w * m.probabilities(_step_inputs(r, v))).tolist())
+            row.extend((w * m.probabilities(request_input(r, v))).tolist())
         table[v] = row
     return FiniteMechanism(table)
 

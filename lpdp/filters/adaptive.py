@@ -35,15 +35,13 @@ from lpdp.filters.realisation import Filter
 from lpdp.filters.registry import build_filter, filter_kinds
 from lpdp.mechanisms import (
     GaussianMechanism,
-    Mechanism,
     MixtureMechanism,
     Request,
+    Step,
     randomized_response,
 )
 
 __all__ = ["sequence_parameters", "Telemetry", "telemetry"]
-
-Step = tuple[Mechanism, Request | None]
 
 
 def _quantiles(step: Step, level: float, pairs: Sequence[tuple[Hashable, Hashable]]) -> list[float]:

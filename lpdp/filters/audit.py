@@ -37,6 +37,7 @@ from lpdp.mechanisms import (
     Mechanism,
     Request,
     pair_increments,
+    request_input,
 )
 
 __all__ = ["AuditResult", "PairAudit", "audit", "rule_audit"]
@@ -219,20 +220,16 @@ def _quadrature_pair(rule: StoppingRule, k_own: float, k_rev: float, mu: float,
     return totals[0], totals[1], tuple(survival)
 
 
-def _inputs(request: Request | None, x: Hashable) -> Any:
-    return x if request is None else request(x)
-
-
 def _exact_finite(rule: StoppingRule, mechanism: FiniteMechanism, request: Request | None,
                   x: Hashable) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Dynamic programming over output counts under ``P_x``: the losses of every final state (rows,
     pairs last), their probabilities, and the survival curve."""
-    p_all = mechanism.probabilities(_inputs(request, x))
+    p_all = mechanism.probabilities(request_input(request, x))
     support = np.flatnonzero(p_all > 0)
     probs = p_all[support]
     dbs = {d for pair in rule.pairs for d in pair}
     with np.errstate(divide="ignore"):
-        logp = {d: np.log(mechanism.probabilities(_inputs(request, d)))[support] for d in dbs}
+        logp = {d: np.log(mechanism.probabilities(request_input(request, d)))[support] for d in dbs}
     inc = pair_increments(logp, rule.pairs).T  # (K, P)
     finite_inc = np.where(np.isfinite(inc), inc, 0.0)
     pos, neg = (inc == np.inf).astype(int), (inc == -np.inf).astype(int)
@@ -309,7 +306,8 @@ def _simulate(rule: StoppingRule, steps: Sequence[Step], x: Hashable, trajectori
     n_max, p, m = rule.max_steps, len(rule.pairs), len(steps)
     if rule.period not in (1, m):
         raise ParameterError(f"steps: a cycle of {m} steps for a rule with {rule.period} threshold rows")
-    plan = [(mech, _inputs(req, x), [(_inputs(req, a), _inputs(req, b)) for a, b in rule.pairs],
+    plan = [(mech, request_input(req, x),
+             [(request_input(req, a), request_input(req, b)) for a, b in rule.pairs],
              isinstance(mech, GaussianMechanism)) for mech, req in steps]
     t_out = np.zeros(trajectories, dtype=np.int64)
     final = np.zeros((trajectories, p))
@@ -407,7 +405,7 @@ def _check_cost(rule: StoppingRule, mechanism: Mechanism, request: Request | Non
     if method == "exact":
         if not isinstance(mechanism, FiniteMechanism):
             raise ParameterError("method='exact': needs a FiniteMechanism")
-        k = max(int(np.count_nonzero(mechanism.probabilities(_inputs(request, a)) > 0))
+        k = max(int(np.count_nonzero(mechanism.probabilities(request_input(request, a)) > 0))
                 for a, _ in rule.pairs)
         states = float(math.comb(n + k - 1, k - 1)) if n < 10**7 else math.inf
         check_budget(f"max_steps={n} (exact audit over {k} outputs: ~{states:.3g} count vectors)",
@@ -437,14 +435,15 @@ def _quadrature_audit(rule: StoppingRule, mechanism: Mechanism, request: Request
     if isinstance(mechanism, LaplaceMechanism):
         from lpdp.filters._laplace_walk import laplace_pair
 
-        r = mechanism.loss_quantile(0.5, _inputs(request, a), _inputs(request, b))  # the atom r (mass 1/2)
+        # the atom r (mass 1/2)
+        r = mechanism.loss_quantile(0.5, request_input(request, a), request_input(request, b))
         if r == 0.0:
             raise ParameterError("method='quadrature': the pair's inputs coincide (zero loss); use "
                                  "method='monte-carlo'")
         return [PairAudit(rule.pairs[own], *laplace_pair(rule, rule.thresholds[own], rule.thresholds[rev],
                                                          r, nodes)) for own, rev in ((0, 1), (1, 0))]
-    mu = abs(float(_inputs(request, a)) - float(_inputs(request, b))) / mechanism.sigma
-    mechanism.loss_quantile(0.5, _inputs(request, a), _inputs(request, b))  # sensitivity check
+    mu = abs(float(request_input(request, a)) - float(request_input(request, b))) / mechanism.sigma
+    mechanism.loss_quantile(0.5, request_input(request, a), request_input(request, b))  # sensitivity check
     if mu == 0.0:
         raise ParameterError("method='quadrature': the pair's inputs coincide (zero loss); use "
                              "method='monte-carlo'")

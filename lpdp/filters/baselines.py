@@ -44,6 +44,7 @@ from lpdp.mechanisms import (
     MixtureMechanism,
     RegionMechanism,
     Request,
+    request_input,
 )
 from lpdp.region import PrivacyRegion
 from lpdp.tradeoff import gaussian, gaussian_delta
@@ -152,7 +153,7 @@ def _mixture_parts(mechanism: MixtureMechanism, inputs: Sequence[tuple[Any, Any]
                    ) -> list[tuple[float, Mechanism, list[tuple[Any, Any]]]]:
     """``(w_j, step mechanism, its input pairs)`` of a mixture, the pairs mapped by each step's request."""
     pairs = list(inputs or default_pairs(mechanism))
-    return [(w, m, [(a, b) if r is None else (r(a), r(b)) for a, b in pairs])
+    return [(w, m, [(request_input(r, a), request_input(r, b)) for a, b in pairs])
             for (m, r), w in zip(mechanism.steps, mechanism.weights, strict=True)]
 
 

@@ -23,7 +23,7 @@ from lpdp._validate import check_delta, check_epsilon, check_int, check_probabil
 from lpdp._version import __version__
 from lpdp.errors import BudgetExhaustedError, LpdpError, ParameterError
 from lpdp.filters.params import check_budget
-from lpdp.mechanisms import Mechanism, Request, mechanism_from_dict
+from lpdp.mechanisms import Mechanism, Request, Step, mechanism_from_dict, request_input
 
 __all__ = [
     "Filter",
@@ -41,8 +41,6 @@ __all__ = [
 #: against ``ln 3`` differ by rounding only; for continuous losses the extra continuation probability
 #: is at most ``1e-10 × density`` per step.
 LOSS_TIE_TOL = 1e-10
-
-Step = tuple[Mechanism, Request | None]
 
 
 def within(loss: Any, bound: Any) -> Any:
@@ -292,7 +290,7 @@ class Filter(ABC):
             raise ParameterError("record: no step was granted; call ask(...) first")
         mech, req = self._pending
         try:
-            logp = {x: float(mech.log_density(y, x if req is None else req(x)))
+            logp = {x: float(mech.log_density(y, request_input(req, x)))
                     for x in self._databases}
         except (TypeError, ValueError) as exc:
             raise ParameterError(f"record: output {y!r} is not an output of {mech!r} "
