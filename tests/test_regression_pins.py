@@ -1,0 +1,168 @@
+"""Behaviour is unchanged: README/docs examples, CLI commands and default scenarios reproduce their pins.
+
+The pins (tests/pins/*.json) were written by tests/pins/make_pins.py. A number matches its pin when
+
+* it agrees to 1e-12 relative (the contract), or to 1e-9 (outward rounding of an exact route moves a side
+  by a few ulps of its error bound; such moves are listed in the test output);
+* it is a side of a certified bracket (a dict with ``lower`` and ``upper`` where the pinned sides differ)
+  and the new bracket still overlaps the pinned one: both contain the truth, a tighter engine moves them;
+* it is printed with fewer than 15 significant digits and moved by at most 2 units of its last digit
+  (summaries re-rounded toward the safe side).
+
+Anything else fails, unless its path is listed in :data:`CHANGED` with the reason.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.pins.cases import FAST_SCENARIOS, VOLATILE, run_cli, run_scenario, run_snippet
+
+PINS = Path(__file__).resolve().parent / "pins"
+
+#: Outputs that are meant to differ from their pins: ``path prefix -> why``. Keep the reason concrete.
+CHANGED: dict[str, str] = {}
+
+_NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
+
+
+def _changed(path: str) -> bool:
+    return any(path.startswith(p) for p in CHANGED)
+
+
+def _close(old: float, new: float, rtol: float) -> bool:
+    if old == new or (math.isnan(old) and math.isnan(new)):
+        return True
+    if math.isinf(old) or math.isinf(new):
+        return False
+    return abs(new - old) <= rtol * max(abs(old), abs(new))
+
+
+def _significant_digits(text: str) -> int:
+    mantissa = re.split(r"[eE]", text.lstrip("+-"))[0].replace(".", "").lstrip("0")
+    return len(mantissa)
+
+
+class _Diff:
+    def __init__(self) -> None:
+        self.fail: list[str] = []
+        self.moved: list[str] = []
+
+    def number(self, path: str, old: float, new: float, *, printed: str | None = None) -> None:
+        if _close(old, new, 1e-12):
+            return
+        if _close(old, new, 1e-9):
+            self.moved.append(f"{path}: {old!r} -> {new!r}")
+            return
+        if printed is not None and (d := _significant_digits(printed)) < 15 and old != 0:
+            unit = 10 ** (math.floor(math.log10(abs(old))) - d + 1)
+            if abs(new - old) <= 2 * unit * (1 + 1e-9):
+                self.moved.append(f"{path}: {printed} -> {new!r} (re-rounded)")
+                return
+        if not _changed(path):
+            self.fail.append(f"{path}: pinned {old!r}, now {new!r}")
+
+    def value(self, path: str, old: Any, new: Any) -> None:
+        if isinstance(old, dict):
+            if not isinstance(new, dict):
+                self._other(path, old, new)
+                return
+            bracket = {"lower", "upper"} <= old.keys() and _is_num(old["lower"]) and _is_num(old["upper"]) \
+                and old["lower"] != old["upper"]
+            for key, val in old.items():
+                if VOLATILE.search(key):
+                    continue
+                sub = f"{path}.{key}"
+                if key not in new:
+                    if not _changed(sub):
+                        self.fail.append(f"{sub}: missing")
+                    continue
+                if bracket and key in ("lower", "upper"):
+                    continue
+                self.value(sub, val, new[key])
+            if bracket:
+                lo, hi = new.get("lower"), new.get("upper")
+                if not (_is_num(lo) and _is_num(hi) and lo <= old["upper"] and hi >= old["lower"]) \
+                        and not _changed(path):
+                    self.fail.append(f"{path}: bracket [{lo}, {hi}] misses the pinned "
+                                     f"[{old['lower']}, {old['upper']}]")
+        elif isinstance(old, list):
+            if not isinstance(new, list) or len(new) != len(old):
+                self._other(path, old, new)
+                return
+            for i, (a, b) in enumerate(zip(old, new, strict=True)):
+                self.value(f"{path}[{i}]", a, b)
+        elif _is_num(old) and _is_num(new):
+            self.number(path, float(old), float(new))
+        elif old != new:
+            self._other(path, old, new)
+
+    def _other(self, path: str, old: Any, new: Any) -> None:
+        if not _changed(path):
+            self.fail.append(f"{path}: pinned {str(old)[:80]}, now {str(new)[:80]}")
+
+    def text(self, path: str, old: str, new: str) -> None:
+        a, b = _NUMBER.findall(old), _NUMBER.findall(new)
+        if len(a) != len(b):
+            self._other(path, old, new)
+            return
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            self.number(f"{path}#{i}", float(x), float(y), printed=x)
+
+    def check(self) -> None:
+        if self.moved:
+            print("moved within the allowed margins:\n  " + "\n  ".join(self.moved))
+        assert not self.fail, "outputs differ from their pins:\n" + "\n".join(self.fail)
+
+
+def _is_num(x: Any) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool)
+
+
+def _load(name: str) -> Any:
+    return json.loads((PINS / name).read_text())
+
+
+@pytest.mark.parametrize("pin", _load("snippets.json"), ids=lambda p: p["source"])
+def test_doc_examples_reproduce_their_pins(pin):
+    diff = _Diff()
+    diff.text(pin["source"], pin["stdout"], run_snippet(pin["code"]))
+    diff.check()
+
+
+@pytest.mark.parametrize("pin", _load("cli.json"), ids=lambda p: " ".join(p["argv"][:3]))
+def test_cli_commands_reproduce_their_pins(pin):
+    diff = _Diff()
+    diff.value("lpdp " + " ".join(pin["argv"]), pin["output"], run_cli(pin["argv"]))
+    diff.check()
+
+
+_SCENARIO_PINS = _load("scenarios.json")
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param(n, marks=() if n in FAST_SCENARIOS else pytest.mark.deep) for n in _SCENARIO_PINS])
+def test_default_scenarios_reproduce_their_pins(name):
+    diff = _Diff()
+    with tempfile.TemporaryDirectory() as tmp:
+        diff.value(name, _SCENARIO_PINS[name], run_scenario(name, Path(tmp)))
+    diff.check()
+
+
+def test_the_comparison_can_fail():
+    diff = _Diff()
+    diff.value("x", {"a": 1.0, "b": {"lower": 1.0, "upper": 2.0}, "c": [1, 2]},
+               {"a": 1.0 + 1e-6, "b": {"lower": 2.5, "upper": 3.0}, "c": [1]})
+    assert len(diff.fail) == 3
+    ok = _Diff()
+    ok.value("x", {"a": 1.0, "b": {"lower": 1.0, "upper": 2.0}}, {"a": 1.0 + 1e-10, "b": {"lower": 1.5,
+                                                                                      "upper": 1.7}})
+    ok.text("t", "delta 0.885999", "delta 0.886000")
+    assert not ok.fail and len(ok.moved) == 2
