@@ -1,0 +1,106 @@
+"""The Laplace mechanism ``Y = value + Laplace(scale)``."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from lpdp._numerics import log1mexp
+from lpdp.mechanisms.base import Mechanism, check_distance, check_level
+from lpdp.pld import LossLaw
+from lpdp.tradeoff import TradeoffFunction, check_laplace
+from lpdp.tradeoff import laplace as laplace_tradeoff
+
+__all__ = ["LaplaceMechanism"]
+
+
+@dataclass(frozen=True)
+class LaplaceMechanism(Mechanism):
+    """``Y = value + Laplace(scale)``; for inputs at distance ``d`` and ``r = d/scale`` the loss has atoms
+    ``P(L = r) = 1/2``, ``P(L = -r) = e^{-r}/2`` and, between, ``P(L > c) = 1 - e^{(c-r)/2}/2``.
+
+    Examples
+    --------
+    >>> m = LaplaceMechanism(scale=1.0)
+    >>> m.loss_quantile(0.25, 1, 0)   # the atom at r = 1 carries mass 1/2 > 0.25
+    1.0
+    """
+
+    scale: float
+    sensitivity: float = 1.0
+
+    def __post_init__(self) -> None:
+        check_laplace(self.scale, self.sensitivity)
+
+    @property
+    def pair(self) -> tuple[float, float]:
+        """The inputs ``(sensitivity, 0)`` of a worst-case neighbouring pair (its dominating pair)."""
+        return (self.sensitivity, 0.0)
+
+    def _r(self, value: Any, other: Any) -> float:
+        return check_distance(value, other, self.sensitivity, "Laplace") / self.scale
+
+    def sample(self, value: Any, rng: np.random.Generator, size: int | None = None) -> Any:
+        return float(value) + rng.laplace(0.0, self.scale, size)
+
+    def log_density(self, y: Any, value: Any) -> Any:
+        return -np.abs(np.asarray(y, dtype=float) - float(value)) / self.scale - math.log(2 * self.scale)
+
+    def loss_tail(self, c: float, value: Any, other: Any) -> float:
+        r = self._r(value, other)
+        if c >= r:
+            return 0.0
+        if c < -r:
+            return 1.0
+        return 1.0 - 0.5 * math.exp((c - r) / 2.0)
+
+    def loss_quantile(self, a: float, value: Any, other: Any) -> float:
+        a = check_level(a)
+        r = self._r(value, other)
+        if a >= 1.0:
+            return -math.inf
+        if r == 0.0:
+            return 0.0
+        if a >= 1.0 - 0.5 * math.exp(-r):
+            return -r
+        if a <= 0.5:
+            return r
+        return r + 2.0 * math.log(2.0 * (1.0 - a))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "laplace", "scale": self.scale, "sensitivity": self.sensitivity}
+
+    def tradeoff(self) -> TradeoffFunction:
+        """The exact Laplace trade-off function with ``ε = sensitivity/scale`` (Dong, Roth and Su)."""
+        return laplace_tradeoff(self.scale / self.sensitivity)
+
+    def loss_law(self, reverse: bool = False) -> LossLaw:
+        """Atoms ``r`` (mass 1/2) and ``-r`` (mass ``e^{-r}/2``), ``r = sensitivity/scale``, and between
+        them a continuous part with ``P(L > c) = (1 - e^{(c - r)/2})/2``; the same in both orders.
+
+        Examples
+        --------
+        >>> law = LaplaceMechanism(1.0).loss_law()
+        >>> law.losses.tolist(), np.exp(law.log_p).round(6).tolist()
+        ([1.0, -1.0], [0.5, 0.18394])
+        >>> round(float(np.exp(law.log_sf(np.array([-1.0])))[0] * 2), 6)   # 1 - e^{-1}
+        0.632121
+        """
+        r = self.sensitivity / self.scale
+        log_half = -math.log(2.0)
+
+        def log_sf(c: np.ndarray) -> np.ndarray:
+            c = np.clip(np.asarray(c, dtype=float), -r, r)
+            return log_half + log1mexp((c - r) / 2.0)
+
+        def log_cdf(c: np.ndarray) -> np.ndarray:
+            # log(e^x - 1) = x + log(1 - e^-x), x = (c + r)/2: no overflow for large r
+            x = (np.clip(np.asarray(c, dtype=float), -r, r) + r) / 2.0
+            return log_half - r + x + log1mexp(-x)
+
+        return LossLaw(np.array([r, -r]), np.array([log_half, log_half - r]), log_sf=log_sf,
+                       log_cdf=log_cdf, support=(-r, r))
+
