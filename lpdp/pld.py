@@ -55,16 +55,23 @@ FFT_RADIX_ERROR = 4.0
 #: Relative error of one complex multiplication, in units of ``u`` (Higham, Lemma 3.5: √2 γ_2).
 MULT_ERROR = 3.0
 #: Wrapped-around and clipped mass allowed, as a fraction of the smallest δ the lattice is built for.
-ALIAS_FRACTION = 1e-4
+ALIAS_FRACTION = 1e-9
 #: Smallest δ the default lattice window is sized for (deeper answers build a tilted lattice).
 DELTA_FLOOR = 1e-15
 #: A tilted lattice is built when the FFT error at ε exceeds this fraction of the lattice δ there.
-TILT_FRACTION = 1e-4
+TILT_FRACTION = 1e-8
 #: At most this many tilted lattices are kept per bracket.
 MAX_TILTS = 8
 #: Smallest default ε-width: below ~20 rounded mechanisms the PLD's width would need grids of millions of
 #: cells (the coupling's constant dominates for small k); pass ``tolerance`` or ``step`` for tighter.
 MIN_TOLERANCE = 1e-3
+#: Default step of the upper side's lattice (connect-the-dots errs by ~0.15 k h² in ε).
+UPPER_STEP = 5e-5
+#: Largest default composed lattice (points) before the upper step is coarsened.
+MAX_CELLS = 2 ** 23
+#: Losses of the lower side's merged cells lie within ``OFFSET_CAP h²`` of their grid point (farther ones,
+#: in far tails, are rounded down onto the grid).
+OFFSET_CAP = 4.0
 #: Hoeffding tail probabilities tried for the rounding term (each gives a valid bound; the best is kept).
 _ETAS = 10.0 ** -np.arange(1.0, 40.0, 0.25)
 
@@ -84,9 +91,18 @@ class LossLaw:
         ``c -> log P(L <= c, L in the continuous part)``, vectorised; each accurate in its own tail.
     support : (float, float)
         Closed interval holding the continuous part (``±inf`` when unbounded).
+    log_sf_q, log_cdf_q : callable, optional
+        The same tails of the continuous part measured under Q: ``c -> log Q(L > c, L in the continuous
+        part)`` and ``c -> log Q(L <= c, ...)``. With them :func:`compose` discretises one-sidedly (a
+        dominating pair for ``upper``, a dominated one for ``lower``, ``docs/pld.md``); without them it
+        falls back to nearest rounding with a two-sided coupling bound.
     rtol : float
         Relative accuracy of the masses ``exp(log_sf)`` and ``exp(log_cdf)`` (default
         :data:`DEFAULT_RTOL`); :func:`compose` certifies its bracket relative to it.
+    rtol_log : float
+        A further relative error per unit of ``|log tail|`` (default 0): each mass is within
+        ``rtol + rtol_log |log mass|`` of the truth (the error model of a log-space closed form, whose
+        absolute error in the log grows with its size).
 
     The masses of the discrete part, of the continuous part and ``e^log_p_inf`` sum to one.
 
@@ -105,11 +121,20 @@ class LossLaw:
     log_cdf: Callable[[np.ndarray], np.ndarray] | None = None
     support: tuple[float, float] = (-np.inf, np.inf)
     rtol: float = DEFAULT_RTOL
+    log_sf_q: Callable[[np.ndarray], np.ndarray] | None = None
+    log_cdf_q: Callable[[np.ndarray], np.ndarray] | None = None
+    rtol_log: float = 0.0
 
     @property
     def is_discrete(self) -> bool:
         """True when the law has no continuous part (it is then exact and finite)."""
         return self.log_sf is None
+
+    @property
+    def one_sided(self) -> bool:
+        """True when the law can be discretised one-sidedly: it is discrete, or its continuous part has
+        its tails under Q as well (``log_sf_q`` and ``log_cdf_q``)."""
+        return self.log_sf is None or (self.log_sf_q is not None and self.log_cdf_q is not None)
 
 
 def mixture(laws: Sequence[LossLaw], weights: Sequence[float]) -> LossLaw:
@@ -136,9 +161,10 @@ def mixture(laws: Sequence[LossLaw], weights: Sequence[float]) -> LossLaw:
         raise ParameterError(f"weights={w.tolist()!r}: need one non-negative weight per law, summing to 1")
     keep = [(law, math.log(x)) for law, x in zip(laws, w.tolist(), strict=True) if x > 0]
     cont = [(law, lw) for law, lw in keep if law.log_sf is not None]
+    with_q = all(law.log_sf_q is not None and law.log_cdf_q is not None for law, _ in cont)
 
     def mix(name: str) -> Callable[[np.ndarray], np.ndarray] | None:
-        if not cont:
+        if not cont or (name.endswith("_q") and not with_q):
             return None
 
         def fn(c: np.ndarray) -> np.ndarray:
@@ -155,9 +181,11 @@ def mixture(laws: Sequence[LossLaw], weights: Sequence[float]) -> LossLaw:
                    np.concatenate([law.log_p + lw for law, lw in keep]),
                    logsumexp(np.array([law.log_p_inf + lw for law, lw in keep])),
                    log_sf=mix("log_sf"), log_cdf=mix("log_cdf"),
+                   log_sf_q=mix("log_sf_q"), log_cdf_q=mix("log_cdf_q"),
                    support=(min((law.support[0] for law, _ in cont), default=-np.inf),
                             max((law.support[1] for law, _ in cont), default=np.inf)),
-                   rtol=max(law.rtol for law, _ in keep) + 16 * _U)
+                   rtol=max(law.rtol for law, _ in keep) + 16 * _U,
+                   rtol_log=max(law.rtol_log for law, _ in keep))
 
 
 # --------------------------------------------------------------------------------------- discretisation
@@ -173,6 +201,7 @@ class _Grid:
     second: float                # upper bound of E[D²; L finite]
     log_clip: float              # log P(L clipped)
     rtol: float
+    blocks: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None   # _blocks' cache
 
     @property
     def hi(self) -> int:
@@ -272,6 +301,7 @@ def _discretise(law: LossLaw, h: float, log_eta: float, sub: int) -> _Grid:
         return _Grid(lo, log_x, log_c, (bias_lo, bias_hi), (dmin, dmax), second_a, _NEG_INF, law.rtol)
     if law.log_cdf is None:
         raise ParameterError("LossLaw: a continuous part needs both log_sf and log_cdf")
+    rtol = _eff_rtol(law, log_eta)
     c_lo, c_hi = _quantile(law, log_eta, False), _quantile(law, log_eta, True)
     lo, hi = int(math.floor(c_lo / h + 0.5)), int(math.ceil(c_hi / h - 0.5))
     if atoms.size:
@@ -303,17 +333,17 @@ def _discretise(law: LossLaw, h: float, log_eta: float, sub: int) -> _Grid:
             for dense, cells in ((True, part & heavy), (False, part & ~heavy))]
     left, right, second, g_abs = (sum(v[i] for v in sums) for i in range(4))
     tails = (h / 2.0) * (math.exp(b_lc[0]) - math.exp(b_ls[-1]))
-    slack = 4.0 * (law.rtol + 4 * _U * (sub + 2) + _U * n) * h * g_abs
+    slack = 4.0 * (rtol + 4 * _U * (sub + 2) + _U * n) * h * g_abs
     bias_lo += left + tails - slack
     bias_hi += right + tails + slack
     second += (h * h / 4.0) * (math.exp(b_lc[0]) + math.exp(b_ls[-1]))
-    second = second * (1 + 1e-12) + 2 * (law.rtol + 8 * _U * (sub + n)) * h * h * g_abs
+    second = second * (1 + 1e-12) + 2 * (rtol + 8 * _U * (sub + n)) * h * h * g_abs
     second += second_a
     if atoms.size:
         np.logaddexp.at(log_x, ja - lo, log_pa)
     fp = 4 * _U * (abs(lo) + abs(hi) + 1) * h
     d_range = (min(dmin, -h / 2 - fp), max(dmax, h / 2 + fp))
-    return _Grid(lo, log_x, log_c, (bias_lo, bias_hi), d_range, second, log_clip, law.rtol)
+    return _Grid(lo, log_x, log_c, (bias_lo, bias_hi), d_range, second, log_clip, rtol)
 
 
 def _cell_moments(law: LossLaw, h: float, lo: int, cells: np.ndarray, upper: bool, sub: int
@@ -340,12 +370,152 @@ def _cell_moments(law: LossLaw, h: float, lo: int, cells: np.ndarray, upper: boo
     return left, right, second, float(np.sum(np.abs(g)))
 
 
+# ------------------------------------------------------------------------------ one-sided discretisation
+def _eff_rtol(law: LossLaw, log_eta: float) -> float:
+    """The relative accuracy of every tail value inside a window clipped at tails ``>= e^log_eta``."""
+    return law.rtol + law.rtol_log * (1.0 + abs(log_eta))
+
+
+def _cell_masses(law: LossLaw, bnd: np.ndarray, under_q: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Log masses of the cells ``(bnd[i], bnd[i+1]]`` under P (or Q) and a bound on each one's relative
+    error: the difference of the tail that is small there (cdf below the median, sf above it), whose values
+    are within ``rtol + rtol_log |log tail|`` of the truth; the difference adds a few ``u``."""
+    sf, cdf = (law.log_sf_q, law.log_cdf_q) if under_q else (law.log_sf, law.log_cdf)
+    assert sf is not None and cdf is not None
+    ls, lc = _tail(sf, bnd), _tail(cdf, bnd)
+    low = lc[1:] <= ls[:-1]                       # true below the median: one split, tails telescope
+    m_c, m_s = _log_sub(lc[1:], lc[:-1]), _log_sub(ls[:-1], ls[1:])
+    scale = np.where(low, np.logaddexp(lc[1:], lc[:-1]), np.logaddexp(ls[:-1], ls[1:]))
+    size = np.where(low, np.maximum(np.abs(lc[1:]), np.abs(lc[:-1])),
+                    np.maximum(np.abs(ls[:-1]), np.abs(ls[1:])))
+    log_m = np.where(low, m_c, m_s)
+    with np.errstate(invalid="ignore", over="ignore"):   # the difference itself: a few u relative
+        rel = ((law.rtol + law.rtol_log * size) * np.exp(np.minimum(scale - log_m, _LOG_MAX)) + 8 * _U)
+    return log_m, np.where(log_m > _NEG_INF, rel, np.inf)
+
+
+def _window_indices(law: LossLaw, h: float, clip: tuple[float, float], centred: bool) -> tuple[int, int]:
+    """Grid indices ``lo <= hi`` covering the law's continuous part inside ``clip`` (quantiles with tails
+    of mass ``<= e^log_eta``) and every atom (``centred``: cells are ``((j - 1/2) h, (j + 1/2) h]``, else
+    ``(j h, (j + 1) h]``)."""
+    c_lo, c_hi = clip
+    half = 0.5 if centred else 0.0
+    lo, hi = math.floor(c_lo / h + half), math.ceil(c_hi / h - half)
+    atoms = np.asarray(law.losses, dtype=float)
+    if atoms.size:
+        lo = min(lo, math.floor(float(atoms.min()) / h) - 1)
+        hi = max(hi, math.ceil(float(atoms.max()) / h) + 1)
+    reach = max(abs(lo), abs(hi)) + 2
+    if not reach <= _MAX_CELL_INDEX:
+        raise ParameterError(f"a loss law spanning [{c_lo:.3g}, {c_hi:.3g}] needs ~{reach:.3g} lattice cells "
+                             f"at step h={h:g}: more than the engine's 2^52")
+    return lo, max(hi, lo + 1)
+
+
+def _split_up(log_p: np.ndarray, ell_hi: np.ndarray, a: np.ndarray, b: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """Connect-the-dots split of masses ``e^log_p`` whose merged loss ``log(p/q)`` is at most ``ell_hi``
+    in ``[a, b]``: ``(p_a, p_b)`` with ``p_b >= p (1 - e^{a - ℓ}) / (1 - e^{a - b})`` (rounded up; more
+    mass at ``b`` only moves mass up)."""
+    ell = np.clip(ell_hi, a, b)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        phi = np.where(b > a, np.expm1(a - ell) / np.expm1(a - b), 1.0) * (1 + 8 * _U)
+    p = np.exp(log_p)
+    pb = np.minimum(p, p * np.minimum(np.nan_to_num(phi, nan=1.0), 1.0))
+    return p - pb, pb
+
+
+def _dominating_grid(law: LossLaw, h: float, log_eta: float, clip: tuple[float, float]) -> _Grid:
+    """The upper side's lattice law: a pair on ``hZ`` that dominates the law's pair (Doroshenko et al.
+    2022, connect the dots), its masses rounded so that every tail sum is at least ``1 - 4 rtol`` times the
+    exact one; the upper tail beyond the window is moved to ``+inf``."""
+    assert law.log_sf is not None and law.log_sf_q is not None
+    lo, hi = _window_indices(law, h, clip, False)
+    n = hi - lo + 1
+    check_budget(f"the lattice of one loss law (step h={h:g}, {n:.3g} cells)", memory_bytes=8.0 * 14 * n,
+                 seconds=seconds_for(40.0 * n))
+    x = (lo + np.arange(n)) * h
+    log_p, rel_p = _cell_masses(law, x, False)
+    log_q, rel_q = _cell_masses(law, x, True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        # an upper bound of each cell's merged loss log(p/q) (the true one lies in [x_j, x_{j+1}])
+        ell_hi = (log_p - log_q + np.log1p(np.minimum(rel_p, 1e300))
+                  - np.where(rel_q < 0.5, np.log1p(-np.minimum(rel_q, 0.5)), -np.inf))
+        ell_hi = ell_hi + 4 * _U * (np.abs(ell_hi) + np.abs(log_p) + np.abs(log_q))
+    ell_hi = np.where(np.isnan(ell_hi) | (ell_hi > x[1:]), x[1:], ell_hi)
+    # p_b is bounded with the cell's largest possible mass p (1 + rel_p): the split's error moves up
+    pa, pb = _split_up(log_p + np.log1p(np.minimum(rel_p, 1e300)), ell_hi, x[:-1], x[1:])
+    p = np.exp(log_p)
+    pb = np.minimum(pb, p)
+    y = np.zeros(n)
+    y[:-1] += p - pb
+    y[1:] += pb
+    y[0] += math.exp(_at(law.log_cdf, float(x[0])))        # the lower tail, at the lowest point
+    atoms = np.asarray(law.losses, dtype=float).ravel()
+    log_pa = np.asarray(law.log_p, dtype=float).ravel()
+    keep = np.isfinite(log_pa)
+    atoms, log_pa = atoms[keep], log_pa[keep]
+    if atoms.size:
+        j = np.floor(atoms / h).astype(np.int64)
+        j = np.where(j * h > atoms, j - 1, j)
+        j = np.where((j + 1) * h < atoms, j + 1, j)
+        qa, qb = _split_up(log_pa, atoms, j * h, (j + 1) * h)
+        np.add.at(y, j - lo, qa)
+        np.add.at(y, j + 1 - lo, qb)
+    # the +inf atom and the clipped upper tail, rounded up
+    rtol = _eff_rtol(law, log_eta)
+    top = math.exp(_at(law.log_sf, float(x[-1]))) * (1 + rtol)
+    p_inf = min((math.exp(law.log_p_inf) + top) * (1 + 8 * _U), 1.0)
+    log_c = math.log1p(-p_inf) if p_inf < 1 else _NEG_INF
+    with np.errstate(divide="ignore"):
+        log_x = np.log(y)
+    return _Grid(lo, log_x, log_c, (0.0, 0.0), (0.0, 0.0), 0.0, _NEG_INF, rtol)
+
+
+def _dominated_law(law: LossLaw, h: float, log_eta: float, clip: tuple[float, float]) -> LossLaw:
+    """The lower side's law: the losses of each cell ``((j - 1/2) h, (j + 1/2) h]`` merged into one outcome
+    (a post-processing, so its pair is dominated by the law's), its loss ``log(p/q)`` rounded down by its
+    error; the upper tail merged at the window's top, the lower tail dropped (a smaller measure). Its
+    losses lie within ``O(h²)`` of the grid, so nearest rounding with the coupling bound costs little."""
+    assert law.log_sf is not None and law.log_sf_q is not None
+    lo, hi = _window_indices(law, h, clip, True)
+    n = hi - lo + 1
+    check_budget(f"the lattice of one loss law (step h={h:g}, {n:.3g} cells)", memory_bytes=8.0 * 14 * n,
+                 seconds=seconds_for(40.0 * n))
+    bnd = (lo - 0.5 + np.arange(n + 1)) * h
+    log_p, rel_p = _cell_masses(law, bnd, False)
+    log_q, rel_q = _cell_masses(law, bnd, True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ell = (log_p - log_q + np.where(rel_p < 0.5, np.log1p(-np.minimum(rel_p, 0.5)), -np.inf)
+               - np.log1p(np.minimum(rel_q, 1e300)))
+        ell = ell - 4 * _U * (np.abs(ell) + np.abs(log_p) + np.abs(log_q))
+    ok = log_p > _NEG_INF
+    ell = np.minimum(np.where(np.isnan(ell), -np.inf, ell), bnd[1:])
+    ell = np.maximum(ell, bnd[:-1])
+    # a loss farther than ~h² from its grid point (a cell in a far tail) is rounded down onto the grid:
+    # lower still, and it keeps the coupling's range |D| <= OFFSET_CAP h² small
+    centre = (lo + np.arange(n)) * h
+    far = np.abs(ell - centre) > OFFSET_CAP * h * h
+    ell = np.where(far & (ell < centre), centre - h, np.where(far, centre, ell))
+    top = _at(law.log_sf, float(bnd[-1]))    # the upper tail: its loss is above bnd[-1] > hi h
+    atoms = np.asarray(law.losses, dtype=float).ravel()
+    log_pa = np.asarray(law.log_p, dtype=float).ravel()
+    return LossLaw(np.concatenate([ell[ok], [centre[-1]], atoms]),
+                   np.concatenate([log_p[ok], [top], log_pa]), law.log_p_inf, rtol=_eff_rtol(law, log_eta))
+
+
 # --------------------------------------------------------------------------------------------- lattices
 _BLOCKS = 2048
 
 
 def _blocks(g: _Grid) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The law in at most ``_BLOCKS`` blocks: log block masses and each block's first and last index."""
+    if g.blocks is None:
+        g.blocks = _make_blocks(g)
+    return g.blocks
+
+
+def _make_blocks(g: _Grid) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     n = g.log_x.size
     size = max(1, math.ceil(n / _BLOCKS))
     m = math.ceil(n / size)
@@ -477,10 +647,25 @@ def _power(z: np.ndarray, k: int) -> np.ndarray:
     return out
 
 
+def _discounted_suffix(y: np.ndarray, h: float) -> np.ndarray:
+    """``b_i = Σ_{j >= i} y_j e^{-(j - i) h}`` for ``y >= 0``: cumulative sums of non-negative terms in
+    blocks short enough that ``e^{±h (block length)}`` stays in range (relative error ``<= (n + 8) u``)."""
+    n = y.size
+    size = max(1, min(n, int(300.0 / h)))
+    out = np.empty(n)
+    carry = 0.0
+    for s in range(((n - 1) // size) * size, -1, -size):
+        seg = y[s:s + size]
+        m = seg.size
+        d = np.exp(-h * np.arange(m))
+        out[s:s + m] = np.cumsum((seg * d)[::-1])[::-1] / d + carry * np.exp(-h * (m - np.arange(m)))
+        carry = float(out[s])
+    return out
+
+
 def _build(grids: Sequence[tuple[_Grid, int]], h: float, theta: float, start: int | None,
            log_target: float) -> _Lattice:
     import scipy.fft as sfft
-    from scipy.signal import lfilter
 
     start, n, log_alias = _window(grids, h, theta, start, log_target)
     widest = max(g.log_x.size for g, _ in grids)
@@ -528,7 +713,7 @@ def _build(grids: Sequence[tuple[_Grid, int]], h: float, theta: float, start: in
         scale = 0.0
     ys = np.exp(log_y - scale)
     a = np.cumsum(ys[::-1])[::-1]
-    b = lfilter([1.0], [1.0, -math.exp(-h)], ys[::-1])[::-1]
+    b = _discounted_suffix(ys, h)
     log_e0 = (math.log(e_inf) if e_inf > 0 else _NEG_INF) + log_z - theta * h * start
     return _Lattice(theta, start, n, scale, a, b, log_e0, log_alias)
 
@@ -572,12 +757,9 @@ def _lattice_delta(lat: _Lattice, h: float, eps: np.ndarray) -> tuple[np.ndarray
 
 
 # --------------------------------------------------------------------------------------------- bracket
-class LatticeBracket:
-    """Certified bracket of ``δ(ε)`` and ``ε(δ)`` for a composition of loss laws (see :func:`compose`).
-
-    ``delta(eps)`` and ``epsilon(delta)`` return ``(lower, upper)`` arrays: ``upper`` is a valid privacy
-    guarantee (provably >= the truth), ``lower`` an attack bound (provably <= it).
-    """
+class _Engine:
+    """One lattice (and its tilts) with the coupling bound of its rounding: certified upper and lower δ of
+    the composition of its grids' laws (``docs/pld.md`` §1-4)."""
 
     def __init__(self, grids: list[tuple[_Grid, int]], h: float, delta_floor: float) -> None:
         self.step = h
@@ -612,21 +794,12 @@ class LatticeBracket:
         self._tau_up = t - self._bias[0] + tau_fp
         self._tau_dn = t + self._bias[1] + tau_fp
         self._lattices = [_build(grids, h, 0.0, None, math.log(ALIAS_FRACTION * delta_floor))]
+        self._answers: dict[tuple[float, bool], float] = {}
 
     @property
     def size(self) -> int:
         """Length of the default (untilted) lattice."""
         return self._lattices[0].n
-
-    @property
-    def upper(self) -> BracketSide:
-        """The guarantee side: ``delta(ε)`` and ``epsilon(δ)`` that are provably >= the truth."""
-        return BracketSide(self, True)
-
-    @property
-    def lower(self) -> BracketSide:
-        """The attack side: ``delta(ε)`` and ``epsilon(δ)`` that are provably <= the truth."""
-        return BracketSide(self, False)
 
     def _sides(self, eps: float, upper: bool) -> tuple[float, float, float]:
         """Certified upper (or lower) δ at one ε: the best Hoeffding split and lattice; also the ε' used
@@ -691,43 +864,27 @@ class LatticeBracket:
             val = self._sides(eps, upper)[0]
         return val
 
-    # ---------------------------------------------------------------- public
-    def delta(self, epsilon: float | Sequence[float] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``(lower, upper)`` bounds of ``δ(ε)``, arrays shaped like ``epsilon``."""
-        eps = np.asarray(epsilon, dtype=float)
-        if np.any(np.isnan(eps)):
-            raise ParameterError("epsilon: must not be NaN")
-        lo = np.array([self._refined(float(e), False) for e in eps.ravel()]).reshape(eps.shape)
-        hi = np.array([self._refined(float(e), True) for e in eps.ravel()]).reshape(eps.shape)
-        return lo, hi
-
-    def epsilon(self, delta: float | Sequence[float] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``(lower, upper)`` bounds of ``ε(δ) = inf{ε : δ(ε) <= δ}``, arrays shaped like ``delta``.
-
-        ``upper`` is an ε whose certified upper δ is ``<= δ``; ``lower`` one whose certified lower δ is
-        still ``>= δ`` (so the true ε(δ) is at least it); both found by bisection to 1e-10 relative.
-        """
-        d = np.asarray(delta, dtype=float)
-        lo, hi = np.empty(d.shape), np.empty(d.shape)
-        for i, v in enumerate(d.ravel()):
-            lo.flat[i], hi.flat[i] = self._epsilon_pair(check_delta(float(v), "delta"))
-        return lo, hi
-
-    def _epsilon_pair(self, target: float) -> tuple[float, float]:
-        """Both certified ε at ``target``; tilts a lattice over [lower, upper] when the FFT error there is
-        not small against δ, then answers again."""
+    def _epsilon(self, target: float, upper: bool) -> float:
+        """The certified ε at ``target`` on one side; tilts a lattice at the answer when the FFT error
+        there is not small against δ, then answers again (results are kept per target)."""
+        key = (target, upper)
+        if key in self._answers:
+            return self._answers[key]
         for _ in range(3):
-            lo, hi = self._invert(target, False), self._invert(target, True)
-            if not math.isfinite(lo):
+            e = self._invert(target, upper)
+            if math.isfinite(e):
+                rel, low, high = self._sides(e, upper)[2], e, e
+            elif upper:     # the untilted lattice cannot certify this δ at all: tilt above the other side
+                other = self._invert(target, False)
+                if not math.isfinite(other):
+                    break
+                rel, low, high = math.inf, other, other + 2 * float(np.max(self._tau_up)) + 1.0
+            else:
                 break
-            if math.isfinite(hi):
-                rel = max(self._sides(hi, True)[2], self._sides(lo, False)[2])
-                high = max(lo, hi)
-            else:       # the untilted lattice cannot certify this δ at all: tilt above the lower side
-                rel, high = math.inf, lo + 2 * float(np.max(self._tau_up)) + 1.0
-            if rel <= TILT_FRACTION or not self._tilt(min(lo, high), high, target):
+            if rel <= TILT_FRACTION or not self._tilt(low, high, target):
                 break
-        return lo, hi
+        self._answers[key] = e
+        return e
 
     def _invert(self, target: float, upper: bool) -> float:
         def holds(e: float) -> bool:      # upper: side(e) <= target ; lower: side(e) >= target
@@ -760,6 +917,73 @@ class LatticeBracket:
         return b if upper else a
 
 
+class LatticeBracket:
+    """Certified bracket of ``δ(ε)`` and ``ε(δ)`` for a composition of loss laws (see :func:`compose`).
+
+    ``delta(eps)`` and ``epsilon(delta)`` return ``(lower, upper)`` arrays: ``upper`` is a valid privacy
+    guarantee (provably >= the truth), ``lower`` an attack bound (provably <= it). Each side comes from its
+    own lattice (one-sided discretisation) or both from one (the coupling bound), see ``docs/pld.md``.
+    """
+
+    def __init__(self, up: _Engine, down: _Engine, one_sided: bool) -> None:
+        self._up, self._down = up, down
+        #: True when each side has its own one-sided lattice, False for the two-sided coupling bound.
+        self.one_sided = one_sided
+
+    @property
+    def step(self) -> float:
+        """Grid step of the upper side's lattice."""
+        return self._up.step
+
+    @property
+    def lower_step(self) -> float:
+        """Grid step of the lower side's lattice."""
+        return self._down.step
+
+    @property
+    def size(self) -> int:
+        """Length of the upper side's default (untilted) lattice."""
+        return self._up.size
+
+    @property
+    def upper(self) -> BracketSide:
+        """The guarantee side: ``delta(ε)`` and ``epsilon(δ)`` that are provably >= the truth."""
+        return BracketSide(self, True)
+
+    @property
+    def lower(self) -> BracketSide:
+        """The attack side: ``delta(ε)`` and ``epsilon(δ)`` that are provably <= the truth."""
+        return BracketSide(self, False)
+
+    def _refined(self, eps: float, upper: bool) -> float:
+        return (self._up if upper else self._down)._refined(eps, upper)
+
+    def _epsilon_side(self, target: float, upper: bool) -> float:
+        return (self._up if upper else self._down)._epsilon(target, upper)
+
+    def delta(self, epsilon: float | Sequence[float] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(lower, upper)`` bounds of ``δ(ε)``, arrays shaped like ``epsilon``."""
+        eps = np.asarray(epsilon, dtype=float)
+        if np.any(np.isnan(eps)):
+            raise ParameterError("epsilon: must not be NaN")
+        lo = np.array([self._refined(float(e), False) for e in eps.ravel()]).reshape(eps.shape)
+        hi = np.array([self._refined(float(e), True) for e in eps.ravel()]).reshape(eps.shape)
+        return lo, hi
+
+    def epsilon(self, delta: float | Sequence[float] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(lower, upper)`` bounds of ``ε(δ) = inf{ε : δ(ε) <= δ}``, arrays shaped like ``delta``.
+
+        ``upper`` is an ε whose certified upper δ is ``<= δ``; ``lower`` one whose certified lower δ is
+        still ``>= δ`` (so the true ε(δ) is at least it); both found by bisection to 1e-10 relative.
+        """
+        d = np.asarray(delta, dtype=float)
+        lo, hi = np.empty(d.shape), np.empty(d.shape)
+        for i, v in enumerate(d.ravel()):
+            t = check_delta(float(v), "delta")
+            lo.flat[i], hi.flat[i] = self._epsilon_side(t, False), self._epsilon_side(t, True)
+        return lo, hi
+
+
 @dataclass(frozen=True)
 class BracketSide:
     """One side of a :class:`LatticeBracket`, with the ``delta``/``epsilon`` interface of a region.
@@ -786,8 +1010,7 @@ class BracketSide:
 
     def epsilon(self, delta: float) -> float:
         """The certified ε at ``delta`` on this side (see :meth:`LatticeBracket.epsilon`)."""
-        pair = self.bracket._epsilon_pair(check_delta(float(delta), "delta"))
-        return pair[1] if self.is_upper else pair[0]
+        return self.bracket._epsilon_side(check_delta(float(delta), "delta"), self.is_upper)
 
 
 def _continuous_mass(law: LossLaw) -> float:
@@ -808,6 +1031,42 @@ def _default_tolerance(k_round: float) -> float:
 def _subdivision(k_round: float) -> int:
     """Sub-intervals per cell of the bias bracket (its width ``k h / sub`` against Bernstein's ``h √k``)."""
     return int(min(max(math.ceil(1.5 * math.sqrt(k_round)), 2), 64))
+
+
+def _nice(x: float, up: bool) -> float:
+    """``x`` rounded down (or up) to ``{1, 2, 5} x 10^n``: grids whose points hit decimal losses exactly."""
+    e = math.floor(math.log10(x))
+    levels = [m * 10.0 ** p for p in (e - 1, e, e + 1) for m in (1.0, 2.0, 5.0)]
+    return max(v for v in levels if v <= x * (1 + 1e-12)) if not up else min(v for v in levels
+                                                                              if v >= x * (1 - 1e-12))
+
+
+def _one_sided_steps(laws: Sequence[tuple[LossLaw, int]], clips: list[tuple[float, float] | None],
+                     k_round: float, tolerance: float | None, step: float | None,
+                     log_clip: float) -> tuple[float, float]:
+    """Steps of the upper and the lower lattice.
+
+    Both sides err by about ``c k h²`` (``c ≈ 0.15`` for the upper side's connect-the-dots pair, ``0.2``
+    for the lower side's merged cells, whose coupling adds ``~OFFSET_CAP h² log(1/η) / 3``). The lower
+    step spends 80% of ``tolerance`` (default: half of dp_accounting's PLD width at discretisation 1e-4,
+    ``2.5e-5`` per unit of continuous mass); the upper step is :data:`UPPER_STEP` by default (closer to
+    the truth than the PLD's pessimistic side at 1e-4), coarser only when the composed window would need
+    more than :data:`MAX_CELLS` points.
+    """
+    if step is not None:
+        h = check_positive(step, "step")
+        return h, h
+    tol = 2.5e-5 * k_round if tolerance is None else check_positive(tolerance, "tolerance")
+    h_dn = _nice(math.sqrt(0.8 * tol / (0.2 * k_round + 8.0 * OFFSET_CAP)), up=False)
+    h_up = UPPER_STEP if tolerance is None else _nice(math.sqrt(0.2 * tol / (0.15 * k_round + 2.0)), up=False)
+    # the composed window: about ±sqrt(2 log(1/alias)) standard deviations of the sum
+    z = math.sqrt(2.0 * abs(log_clip))
+    var = sum(k * ((c[1] - c[0]) / (2 * z)) ** 2 for (law, k), c in zip(laws, clips, strict=True)
+              if c is not None)
+    span = 2.0 * math.sqrt(2.0 * abs(math.log(ALIAS_FRACTION * DELTA_FLOOR))) * math.sqrt(var)
+    if span / h_up > MAX_CELLS:
+        h_up = _nice(span / MAX_CELLS, up=True)
+    return h_up, min(max(h_dn, h_up), 0.5)
 
 
 def compose(parts: Sequence[tuple[LossLaw, int]], *, tolerance: float | None = None,
@@ -862,6 +1121,18 @@ def compose(parts: Sequence[tuple[LossLaw, int]], *, tolerance: float | None = N
         raise ParameterError(f"delta_floor={delta_floor!r}: must be in (0, 1)")
     k_round = sum(k * _continuous_mass(law) for law, k in laws) or float(sum(k for _, k in laws))
     sub = _subdivision(k_round)
+    k_tot = sum(k for _, k in laws)
+    log_clip = math.log(ALIAS_FRACTION * delta_floor / k_tot)
+    if all(law.one_sided for law, _ in laws) and not all(law.is_discrete for law, _ in laws):
+        clips = [None if law.is_discrete else (_quantile(law, log_clip, False),
+                                               _quantile(law, log_clip, True)) for law, _ in laws]
+        h_up, h_dn = _one_sided_steps(laws, clips, k_round, tolerance, step, log_clip)
+        pairs = list(zip(laws, clips, strict=True))
+        up = [(_discretise(law, h_up, log_clip, sub) if c is None
+               else _dominating_grid(law, h_up, log_clip, c), k) for (law, k), c in pairs]
+        down = [(_discretise(law if c is None else _dominated_law(law, h_dn, log_clip, c), h_dn, log_clip,
+                             sub), k) for (law, k), c in pairs]
+        return LatticeBracket(_Engine(up, h_up, delta_floor), _Engine(down, h_dn, delta_floor), True)
     if step is None:
         tol = _default_tolerance(k_round) if tolerance is None else check_positive(tolerance, "tolerance")
         # ε-width / h ≈ 2 (L/6 + √(2 V L)) + k / sub + 2, V = k (1 + 3/sub) / 12, L = log(1/η), η ≈ 1e-8
@@ -870,7 +1141,6 @@ def compose(parts: Sequence[tuple[LossLaw, int]], *, tolerance: float | None = N
         h = tol / (1.1 * per_h)
     else:
         h = check_positive(step, "step")
-    k_tot = sum(k for _, k in laws)
-    log_clip = math.log(ALIAS_FRACTION * delta_floor / k_tot)
     grids = [(_discretise(law, h, log_clip, sub), k) for law, k in laws]
-    return LatticeBracket(grids, h, delta_floor)
+    engine = _Engine(grids, h, delta_floor)
+    return LatticeBracket(engine, engine, False)
