@@ -12,9 +12,13 @@ a user runs to get both numbers (building, composing, both queries), and the pea
   it took 95 s and 2.6 GB here): its (lower, upper);
 * autodp (``pip install autodp``): the RDP accountant's ε, an upper bound only (the loose reference).
 
-``exact?`` says whether each side contains the closed form (Gaussian workloads: ``G_μ``, μ = √(Σ k/σ²)):
-``yes`` when lower <= exact <= upper, ``LOW`` when an "upper" is below it (a privacy breach), ``-`` when no
-closed form exists. prv_accountant and autodp are optional and only used here.
+``exact?`` says whether each side contains the truth where it is known: ``yes`` when lower <= truth <=
+upper, ``LOW`` when an "upper" is below it (a privacy breach), ``-`` when it is not known. ``up-truth`` is the
+upper side's distance to the truth (for the PLD: its pessimistic side), the number a user reports. The
+truth: Gaussians ``G_μ`` (μ = √(Σ k/σ²)); Gaussians plus finite parts, ``Σ_j p_j δ_μ(ε - L_j)`` over the
+exact atoms of the finite part's composition; two Laplace mechanisms, a 40-digit integration of the loss
+density (mpmath); the 1000-Gaussian mixed workload, the value 536.69721 at δ = 1e-5 (five decimals, as
+reported with the workload). prv_accountant and autodp are optional and only used here.
 
 Run: ``python benchmarks/bench_pld.py [--quick]``.
 """
@@ -43,6 +47,7 @@ class Workload:
     mu: float | None = None                 # exact Gaussian composition, when there is one
     prv: Callable[[], tuple[list, list]] | None = None   # (prvs, counts) for prv_accountant
     autodp: Callable[[], object] | None = None
+    truth: Callable[[float], float] | None = None   # exact ε(δ) when known otherwise (nan: not known)
 
 
 def _exact_epsilon(mu: float, delta: float) -> float:
@@ -147,52 +152,112 @@ def _gaussian_self(sigma: float, k: int) -> Workload:
                     math.sqrt(k) / sigma, prv if k <= 100 else None, adp)
 
 
-def _sigmas(n: int) -> np.ndarray:
-    return np.linspace(2.0, 6.0, n)
-
-
-def _distinct_gaussians(n: int, laplace: int = 0) -> Workload:
+def _gauss_pld(sigma: float, disc: float, pess: bool):
     from dp_accounting.pld import privacy_loss_distribution as pld
+    return pld.from_gaussian_mechanism(sigma, value_discretization_interval=disc, pessimistic_estimate=pess)
 
+
+def _laplace_pld(scale: float, disc: float, pess: bool):
+    from dp_accounting.pld import privacy_loss_distribution as pld
+    return pld.from_laplace_mechanism(scale, value_discretization_interval=disc, pessimistic_estimate=pess)
+
+
+def _mix(name: str, sigmas: np.ndarray, scale: float, laplace: int) -> Workload:
+    """Distinct Gaussians (one each) plus ``laplace`` Laplace mechanisms of one scale."""
     from lpdp.mechanisms import GaussianMechanism, LaplaceMechanism
 
-    sig = _sigmas(n)
-    scales = np.linspace(5.0, 15.0, laplace)
-
     def parts():
-        return ([(GaussianMechanism(float(s)), 1) for s in sig]
-                + [(LaplaceMechanism(float(b)), 1) for b in scales])
+        return [(GaussianMechanism(float(s)), 1) for s in sigmas] + [(LaplaceMechanism(scale), laplace)]
 
     def p(disc, pess):
-        out = None
-        for s in sig:
-            nxt = pld.from_gaussian_mechanism(float(s), value_discretization_interval=disc,
-                                              pessimistic_estimate=pess)
-            out = nxt if out is None else out.compose(nxt)
-        for b in scales:
-            out = out.compose(pld.from_laplace_mechanism(float(b), value_discretization_interval=disc,
-                                                         pessimistic_estimate=pess))
+        out = _laplace_pld(scale, disc, pess).self_compose(laplace)
+        for s in sigmas:
+            out = out.compose(_gauss_pld(float(s), disc, pess))
         return out
 
-    mu = None if laplace else math.sqrt(float(np.sum(1.0 / sig ** 2)))
-    name = f"{n} distinct Gaussians" + (f" + {laplace} Laplace" if laplace else "")
-    return Workload(name, parts, p, mu)
+    return Workload(name, parts, p)
 
 
 def _laplace(scale: float, k: int) -> Workload:
-    from dp_accounting.pld import privacy_loss_distribution as pld
-
     from lpdp.mechanisms import LaplaceMechanism
 
     def p(disc, pess):
-        return pld.from_laplace_mechanism(scale, value_discretization_interval=disc,
-                                          pessimistic_estimate=pess).self_compose(k)
+        return _laplace_pld(scale, disc, pess).self_compose(k)
 
     def prv():
         from prv_accountant.privacy_random_variables import LaplaceMechanism as L
         return [L(mu=scale)], [k]
 
-    return Workload(f"Laplace b={scale:g} k={k}", lambda: [(LaplaceMechanism(scale), k)], p, None, prv)
+    truth = (lambda d: _laplace2_epsilon(1.0 / scale, d)) if k == 2 else None
+    return Workload(f"Laplace b={scale:g} k={k}", lambda: [(LaplaceMechanism(scale), k)], p, None,
+                    prv if k <= 100 else None, truth=truth)
+
+
+def _laplace2_delta(r, eps):
+    """δ(ε) of two Laplace losses (r = sensitivity/scale), integrating the loss density in mpmath."""
+    import mpmath
+    atoms = [(r, mpmath.mpf(1) / 2), (-r, mpmath.exp(-r) / 2)]
+
+    def dens(x):
+        return mpmath.exp((x - r) / 2) / 4
+
+    def tail_cont(c, shift):      # ∫_{l > c} f(l) (1 - e^{eps - shift - l}) dl over (-r, r)
+        c = max(min(c, r), -r)
+        m = (1 - mpmath.exp((c - r) / 2)) / 2
+        w = mpmath.exp(eps - shift) * mpmath.exp(-r / 2) / 2
+        return m - w * (mpmath.exp(-c / 2) - mpmath.exp(-r / 2))
+
+    total = mpmath.mpf(0)
+    for a, pa in atoms:
+        for b, pb in atoms:
+            total += pa * pb * max(0, 1 - mpmath.exp(eps - a - b))
+        total += 2 * pa * tail_cont(eps - a, a)
+    return total + mpmath.quad(lambda l1: dens(l1) * tail_cont(eps - l1, l1), [-r, min(max(eps, -r), r), r])
+
+
+def _laplace2_epsilon(r: float, delta: float) -> float:
+    import mpmath
+    mpmath.mp.dps = 30
+    rr, lo, hi = mpmath.mpf(r), mpmath.mpf(0), mpmath.mpf(2 * r)
+    if _laplace2_delta(rr, lo) <= delta:
+        return 0.0
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if _laplace2_delta(rr, mid) > delta else (lo, mid)
+    return float(hi)
+
+
+def _finite_truth(mu: float, finite: list) -> Callable[[float], float]:
+    """ε(δ) of Gaussians (G_μ) plus finite parts: δ(ε) = p_inf + Σ_j p_j δ_μ(ε - L_j) over the exact atoms
+    (L_j, p_j) of the finite part's composition (log space; ε by bisection to 1e-13)."""
+    from scipy.special import logsumexp
+    atoms = {0.0: 0.0}
+    log_fin = 0.0
+    for m, k in finite:
+        law = m.loss_law()
+        if law.log_p_inf > -math.inf:
+            log_fin += k * math.log1p(-math.exp(law.log_p_inf))
+        for _ in range(k):
+            nxt: dict[float, list] = {}
+            for a, la in atoms.items():
+                for b, lb in zip(law.losses.tolist(), law.log_p.tolist(), strict=True):
+                    nxt.setdefault(round(a + b, 10), []).append(la + lb)
+            atoms = {key: float(logsumexp(v)) for key, v in nxt.items()}
+    loss, logp = np.array(list(atoms)), np.array(list(atoms.values()))
+    p_inf = -math.expm1(log_fin)
+
+    def delta(e: float) -> float:
+        x = e - loss
+        la, lb = special.log_ndtr(-x / mu + mu / 2), special.log_ndtr(-x / mu - mu / 2)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            term = la + np.log(-np.expm1(np.minimum(x + lb - la, 0.0)))
+        return p_inf + float(np.exp(logsumexp(logp + term)))
+
+    def eps(d: float) -> float:
+        return optimize.brentq(lambda e: math.log(delta(e)) - math.log(d), 0.0,
+                               float(np.max(loss)) + mu * mu / 2 + 14 * mu + 1.0, xtol=1e-13)
+
+    return eps
 
 
 def _pair_pld(region, disc: float, pess: bool):
@@ -212,19 +277,35 @@ def _pair_pld(region, disc: float, pess: bool):
 def _mixed() -> Workload:
     from lpdp.mechanisms import DPMechanism, GaussianMechanism, randomized_response
 
-    dd, rr = DPMechanism([(0.3, 0.0), (0.15, 0.02)]), randomized_response(4, 0.7)
+    dd, rr = DPMechanism([(1.0, 0.0), (0.5, 0.1)]), randomized_response(4, 0.7)
 
     def parts():
         return [(GaussianMechanism(3.0), 50), (dd, 20), (rr, 20)]
 
     def p(disc, pess):
-        from dp_accounting.pld import privacy_loss_distribution as pld
-        g = pld.from_gaussian_mechanism(3.0, value_discretization_interval=disc,
-                                        pessimistic_estimate=pess).self_compose(50)
+        g = _gauss_pld(3.0, disc, pess).self_compose(50)
         return (g.compose(_pair_pld(dd.region(), disc, pess).self_compose(20))
                 .compose(_pair_pld(rr.region(), disc, pess).self_compose(20)))
 
-    return Workload("50 Gaussians s=3 + 20 double-DP + 20 4-ary RR", parts, p)
+    return Workload("50 Gaussians s=3 + 20 (1,0)^(0.5,0.1) + 20 4-ary RR(0.7)", parts, p,
+                    truth=_finite_truth(math.sqrt(50) / 3.0, [(dd, 20), (rr, 20)]))
+
+
+def _thousand() -> Workload:
+    from lpdp.mechanisms import GaussianMechanism, LaplaceMechanism, randomized_response
+
+    rr = randomized_response(5, 1.0)
+
+    def parts():
+        return [(GaussianMechanism(1.1), 1000), (LaplaceMechanism(2.0), 10), (rr, 2)]
+
+    def p(disc, pess):
+        return (_gauss_pld(1.1, disc, pess).self_compose(1000)
+                .compose(_laplace_pld(2.0, disc, pess).self_compose(10))
+                .compose(_pair_pld(rr.region(), disc, pess).self_compose(2)))
+
+    return Workload("1000 Gaussians s=1.1 + 10 Laplace b=2 + 2 5-ary RR(1)", parts, p,
+                    truth=lambda d: 536.69721 if d == 1e-5 else math.nan)
 
 
 def _double_dp(k: int) -> Workload:
@@ -242,17 +323,23 @@ def _fmt(x: float) -> str:
     return f"{x:.2e}" if x < 1e-3 else f"{x:.4f}"
 
 
-def run(workloads: list[Workload], peers: bool) -> None:
-    print("| workload | method | time s | peak MB | width 1e-5 | width 1e-9 | exact? | width/PLD "
-          "| time/PLD |")
-    print("|---|---|---:|---:|---:|---:|:---:|---:|---:|")
+def run(workloads: list[Workload], peers: bool, accountant: bool = True) -> None:
+    print("| workload | method | time s | peak MB | width 1e-5 | width 1e-9 | exact? | up-truth 1e-5 "
+          "| up-truth 1e-9 | width/PLD | time/PLD |")
+    print("|---|---|---:|---:|---:|---:|:---:|---:|---:|---:|---:|")
     for w in workloads:
-        exact = [_exact_epsilon(w.mu, d) for d in DELTAS] if w.mu else None
+        if w.mu:
+            exact = [_exact_epsilon(w.mu, d) for d in DELTAS]
+        elif w.truth is not None:
+            exact = [w.truth(d) for d in DELTAS]
+        else:
+            exact = None
         methods: list[tuple[str, Callable]] = [("lpdp engine", _lpdp_engine(w))]
-        try:
-            methods.append(("lpdp accountant", _lpdp_accountant(w)))
-        except ImportError:
-            pass
+        if accountant:
+            try:
+                methods.append(("lpdp accountant", _lpdp_accountant(w)))
+            except ImportError:
+                pass
         methods += [("PLD 1e-4", _dp_accounting(w, 1e-4)), ("PLD 1e-3", _dp_accounting(w, 1e-3))]
         if peers and w.prv is not None:
             try:
@@ -270,40 +357,55 @@ def run(workloads: list[Workload], peers: bool) -> None:
             try:
                 lo, hi, t, mem = _measure(fn)
             except Exception as exc:   # a peer that refuses the workload (or runs out) is reported
-                print(f"| {w.name} | {name} | failed: {type(exc).__name__}: {str(exc)[:60]} |||||||")
+                print(f"| {w.name} | {name} | failed: {type(exc).__name__}: {str(exc)[:60]} |||||||||")
                 continue
             label = name + (f" ({fn.route})" if hasattr(fn, "route") else "")
             rows.append((label, lo, hi, t, mem))
         ref = next((r for r in rows if r[0] == "PLD 1e-4"), None)
         for label, lo, hi, t, mem in rows:
             widths = [h - low for low, h in zip(lo, hi, strict=True)]
-            if exact is None:
+            known = [(low, h, e) for low, h, e in zip(lo, hi, exact or [], strict=False) if np.isfinite(e)]
+            if not known:
                 ok = "-"
-            elif any(h < e - 1e-9 for h, e in zip(hi, exact, strict=True)):
+            elif any(h < e - 1e-9 for _, h, e in known):
                 ok = "LOW"
-            elif any(low > e + 1e-9 for low, e in zip(lo, exact, strict=True)):
+            elif any(low > e + 1e-9 for low, _, e in known):
                 ok = "HIGH"
             else:
                 ok = "yes"
+            dist = [h - e if exact is not None and np.isfinite(e) else math.nan
+                    for h, e in zip(hi, exact or [math.nan] * len(hi), strict=True)]
             ratio_w = (widths[0] / (ref[2][0] - ref[1][0]) if ref and ref[2][0] > ref[1][0] else math.nan)
             ratio_t = t / ref[3] if ref else math.nan
             print(f"| {w.name} | {label} | {t:.3f} | {mem:.0f} | {_fmt(widths[0])} | {_fmt(widths[1])} "
-                  f"| {ok} | {_fmt(ratio_w)} | {ratio_t:.2f} |")
+                  f"| {ok} | {_sfmt(dist[0])} | {_sfmt(dist[1])} | {_fmt(ratio_w)} | {ratio_t:.2f} |")
+
+
+def _sfmt(x: float) -> str:
+    """A signed distance (negative: below the truth)."""
+    return "   -   " if not np.isfinite(x) else f"{x:+.2e}"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a few small cases (smoke test)")
     parser.add_argument("--no-peers", action="store_true", help="skip prv_accountant and autodp")
+    parser.add_argument("--no-accountant", action="store_true", help="skip the lpdp accountant rows")
+    parser.add_argument("--only", help="run the workloads whose name contains this text")
     args = parser.parse_args()
     logging.getLogger().setLevel(logging.ERROR)     # dp_accounting's notes on its optimistic algorithm
     if args.quick:
-        workloads = [_gaussian_self(2.0, 10), _laplace(1.0, 20)]
+        workloads = [_gaussian_self(2.0, 10), _laplace(1.0, 2)]
     else:
-        workloads = [_gaussian_self(s, k) for s in (1.0, 2.0, 4.0) for k in (10, 100, 1000, 10000)]
-        workloads += [_distinct_gaussians(100), _distinct_gaussians(100, laplace=100), _laplace(1.0, 100),
-                      _mixed(), _double_dp(1000), _double_dp(10000)]
-    run(workloads, peers=not args.no_peers)
+        workloads = [_gaussian_self(s, k) for s in (1.0, 2.0) for k in (10, 100, 1000, 10000)]
+        workloads += [_laplace(1.0, 2), _laplace(1.0, 100), _laplace(1.0, 10000),
+                      _mix("100 Gaussians s=2..6 + 100 Laplace b=1", np.linspace(2.0, 6.0, 100), 1.0, 100),
+                      _mix("100 Gaussians s=1+i/100 + 100 Laplace b=2", 1.0 + np.arange(1, 101) / 100, 2.0,
+                           100),
+                      _thousand(), _mixed(), _double_dp(1000)]
+    if args.only:
+        workloads = [w for w in workloads if args.only in w.name]
+    run(workloads, peers=not args.no_peers, accountant=not args.no_accountant)
 
 
 if __name__ == "__main__":

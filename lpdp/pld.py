@@ -10,6 +10,13 @@ continuous part, so that masses of loss intervals are computed without cancellat
 discrete or both): every ``upper`` is provably >= the truth and every ``lower`` provably <= it, floating
 point included. The argument is in ``docs/pld.md``; in short:
 
+0. **One-sided lattices** (when every continuous law also has its tails under Q). The upper side composes,
+   on ``hZ``, a connect-the-dots pair that *dominates* each law's pair (Doroshenko, Ghazi, Kamath, Kumar
+   and Manurangsi, 2022): each cell's masses split between its two end points so that P- and Q-mass are
+   kept; the upper tail goes to ``+inf``. The lower side composes the pair of the merged cells
+   ``((j - 1/2) h, (j + 1/2) h]`` (a post-processing, so *dominated*), whose losses lie within ``O(h²)`` of
+   the grid, with the coupling of item 1 on those tiny offsets. Both err by ``O(k h²)``; items 2-3 hold on
+   each lattice.
 1. **Lattice.** Every loss is rounded to the nearest point of the grid ``hZ`` (after clipping each law to a
    window whose outside mass is counted separately). The rounding errors ``D_i = round(L_i) - L_i`` are
    independent, each in an interval of width ``w_i <= h``, and the sum ``B`` of their means is bracketed by
@@ -58,8 +65,11 @@ MULT_ERROR = 3.0
 ALIAS_FRACTION = 1e-9
 #: Smallest δ the default lattice window is sized for (deeper answers build a tilted lattice).
 DELTA_FLOOR = 1e-15
-#: A tilted lattice is built when the FFT error at ε exceeds this fraction of the lattice δ there.
+#: A tilted lattice is built when the FFT error at ε exceeds this fraction of the lattice δ there (the
+#: upper side's certified ε moves by about this fraction over the slope of log δ).
 TILT_FRACTION = 1e-8
+#: The same for the lower side of the one-sided route (its width budget is far larger than its error).
+LOWER_TILT_FRACTION = 1e-5
 #: At most this many tilted lattices are kept per bracket.
 MAX_TILTS = 8
 #: Smallest default ε-width: below ~20 rounded mechanisms the PLD's width would need grids of millions of
@@ -69,6 +79,8 @@ MIN_TOLERANCE = 1e-3
 UPPER_STEP = 5e-5
 #: Largest default composed lattice (points) before the upper step is coarsened.
 MAX_CELLS = 2 ** 23
+#: Composed windows up to this many points use the upper step on the lower side too.
+SMALL_CELLS = 2 ** 18
 #: Losses of the lower side's merged cells lie within ``OFFSET_CAP h²`` of their grid point (farther ones,
 #: in far tails, are rounded down onto the grid).
 OFFSET_CAP = 4.0
@@ -531,10 +543,13 @@ def _make_blocks(g: _Grid) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def _log_mgf(grids: Sequence[tuple[_Grid, int]], h: float, theta: float) -> float:
-    """``log Σ_J y_J e^{θ J h}`` for the lattice law ``y`` of the composition (a product of sums), rounded
-    up by a relative 1e-12."""
-    total = sum(k * logsumexp(g.log_x + theta * h * (g.lo + np.arange(g.log_x.size))) for g, k in grids)
-    return float(total) + 1e-12 * (1.0 + abs(float(total)))
+    """An upper bound of ``log Σ_J y_J e^{θ J h}`` for the lattice law ``y`` of the composition (a product of
+    sums): each block's mass at the block's end where ``e^{θ J h}`` is largest, rounded up by 1e-10."""
+    total = 0.0
+    for g, k in grids:
+        mass, first, last = _blocks(g)
+        total += k * float(logsumexp(mass + theta * h * (last if theta > 0 else first)))
+    return total + 1e-10 * (1.0 + abs(total))
 
 
 def _spread(grids: Sequence[tuple[_Grid, int]], h: float) -> float:
@@ -761,8 +776,10 @@ class _Engine:
     """One lattice (and its tilts) with the coupling bound of its rounding: certified upper and lower δ of
     the composition of its grids' laws (``docs/pld.md`` §1-4)."""
 
-    def __init__(self, grids: list[tuple[_Grid, int]], h: float, delta_floor: float) -> None:
+    def __init__(self, grids: list[tuple[_Grid, int]], h: float, delta_floor: float,
+                 tilt_fraction: float = TILT_FRACTION) -> None:
         self.step = h
+        self._tilt_fraction = tilt_fraction
         self._grids = grids
         k_tot = sum(k for _, k in grids)
         r = 4 * max(g.rtol for g, _ in grids) + 16 * _U
@@ -860,7 +877,7 @@ class _Engine:
 
     def _refined(self, eps: float, upper: bool) -> float:
         val, point, rel = self._sides(eps, upper)
-        if rel > TILT_FRACTION and self._tilt(point, point, val):
+        if rel > self._tilt_fraction and self._tilt(point, point, val):
             val = self._sides(eps, upper)[0]
         return val
 
@@ -881,7 +898,7 @@ class _Engine:
                 rel, low, high = math.inf, other, other + 2 * float(np.max(self._tau_up)) + 1.0
             else:
                 break
-            if rel <= TILT_FRACTION or not self._tilt(low, high, target):
+            if rel <= self._tilt_fraction or not self._tilt(low, high, target):
                 break
         self._answers[key] = e
         return e
@@ -1066,6 +1083,8 @@ def _one_sided_steps(laws: Sequence[tuple[LossLaw, int]], clips: list[tuple[floa
     span = 2.0 * math.sqrt(2.0 * abs(math.log(ALIAS_FRACTION * DELTA_FLOOR))) * math.sqrt(var)
     if span / h_up > MAX_CELLS:
         h_up = _nice(span / MAX_CELLS, up=True)
+    if span / h_up <= SMALL_CELLS:      # a small lattice: the lower side on the upper step costs little
+        return h_up, h_up
     return h_up, min(max(h_dn, h_up), 0.5)
 
 
@@ -1132,7 +1151,8 @@ def compose(parts: Sequence[tuple[LossLaw, int]], *, tolerance: float | None = N
                else _dominating_grid(law, h_up, log_clip, c), k) for (law, k), c in pairs]
         down = [(_discretise(law if c is None else _dominated_law(law, h_dn, log_clip, c), h_dn, log_clip,
                              sub), k) for (law, k), c in pairs]
-        return LatticeBracket(_Engine(up, h_up, delta_floor), _Engine(down, h_dn, delta_floor), True)
+        return LatticeBracket(_Engine(up, h_up, delta_floor),
+                              _Engine(down, h_dn, delta_floor, LOWER_TILT_FRACTION), True)
     if step is None:
         tol = _default_tolerance(k_round) if tolerance is None else check_positive(tolerance, "tolerance")
         # ε-width / h ≈ 2 (L/6 + √(2 V L)) + k / sub + 2, V = k (1 + 3/sub) / 12, L = log(1/η), η ≈ 1e-8
