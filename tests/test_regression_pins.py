@@ -32,6 +32,8 @@ CHANGED: dict[str, str] = {
     "README.md#3": "a certified bracket printed as text: the one-sided engine (connect-the-dots upper side, "
                    "merged-cell lower side) gives [22.98825, 22.98862] at 1e-3 and [29.68193, 29.68241] at "
                    "1e-6, inside the pinned [22.98708, 22.98983] and [29.68059, 29.68385]",
+    "README.md#4": "a certified bracket printed as a tuple: the one-sided engine gives (43.45003, 43.45164), "
+                   "inside the pinned (43.44840, 43.45341)",
 }
 
 _NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
