@@ -40,8 +40,8 @@ _NAMES = {
     "Guarantee": "lpdp.accountant",
 }
 #: Submodules reachable as attributes of the package.
-_SUBMODULES = ("accountant", "compose", "display", "errors", "export", "fdp", "filters", "interop", "lp",
-               "mechanisms", "mixture", "pld", "plot", "region", "scenarios", "testing", "tradeoff",
+_SUBMODULES = ("accountant", "compose", "curves", "display", "errors", "export", "fdp", "filters", "interop",
+               "lp", "mechanisms", "mixture", "pld", "plot", "region", "scenarios", "testing", "tradeoff",
                "workload")
 
 __all__ = [

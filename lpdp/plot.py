@@ -5,7 +5,7 @@ Functions take ``ax=None`` (a new figure is made) and return the artists they dr
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,60 @@ def _axes(ax: Any) -> Any:
     if ax is not None:
         return ax
     return _pyplot().subplots(figsize=(6, 6))[1]
+
+
+#: Longest title line (characters) and most title lines: longer titles are wrapped, then cut with "…".
+TITLE_WIDTH, TITLE_LINES = 60, 3
+
+
+def wrap_title(text: str, width: int = TITLE_WIDTH, lines: int = TITLE_LINES) -> str:
+    """``text`` wrapped to ``width`` characters a line and at most ``lines`` lines (cut with "…").
+
+    Examples
+    --------
+    >>> wrap_title("a " * 50, width=20, lines=2).splitlines()
+    ['a a a a a a a a a a', 'a a a a a a a a a …']
+    """
+    import textwrap
+
+    out = textwrap.wrap(" ".join(str(text).split()), width) or [""]
+    if len(out) > lines:
+        out = out[:lines]
+        out[-1] = out[-1][: width - 2].rstrip() + " …"
+    return "\n".join(out)
+
+
+def legend_outside(ax: Any, *, columns: int | None = None) -> Any:
+    """A legend below the axes, where it cannot cover data (one column for up to four entries, else
+    two); nothing when no artist has a label. Returns the legend."""
+    handles, labels = ax.get_legend_handles_labels()
+    if not handles:
+        return None
+    ncol = columns or (1 if len(handles) <= 4 else 2)
+    return ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=ncol,
+                     fontsize="small", frameon=False)
+
+
+def count_ticks(axis: Any, values: Sequence[float]) -> None:
+    """Ticks of a log-scaled count axis at the ``values`` themselves, written as plain numbers (2, 4, 8,
+    16, not 2×10⁰), without minor labels."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
+
+    shown = sorted({float(v) for v in values})
+    axis.set_major_locator(FixedLocator(shown))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    axis.set_minor_formatter(NullFormatter())
+
+
+def probability_axis(ax: Any, values: Sequence[Any], *, which: str = "y") -> None:
+    """A log-scaled probability axis from the smallest positive value shown (a third below it) to 1."""
+    import numpy as np
+
+    v = np.concatenate([np.ravel(np.asarray(x, dtype=float)) for x in values])
+    v = v[np.isfinite(v) & (v > 0)]
+    low = max(float(v.min()) / 3 if v.size else 1e-12, 1e-300)
+    (ax.set_yscale if which == "y" else ax.set_xscale)("log")
+    (ax.set_ylim if which == "y" else ax.set_xlim)(min(low, 0.5), 1.0)
 
 
 def regions(items: Sequence[Any], labels: Sequence[str] | None = None, ax: Any = None, *,
@@ -120,7 +174,7 @@ def save_figure(draw: Callable[[Any], None], path: str | Path, *,
     try:
         draw(ax)
         if title:
-            fig.suptitle(title)
+            fig.suptitle(wrap_title(title, width=max(TITLE_WIDTH, int(10 * figsize[0]))))
         fig.tight_layout()
         with atomic_open(path, "wb", option=option) as f:
             fig.savefig(f, format=path.suffix[1:].lower(), dpi=120, bbox_inches="tight")
@@ -169,9 +223,10 @@ def filter_survival(c: Any, ax: Any = None) -> list[Any]:
         artists += ax.step(np.concatenate([[0], t]), np.concatenate([[1.0], curve.survival]),
                            where="post", label=f"{filter_label(name)}: E[T] = {curve.expected_T:.1f}",
                            **FILTER_STYLES.get(name, {}))
-    for name, curve in c.monte_carlo.items():
-        artists += ax.plot(t, curve.survival, ".", ms=3, color=FILTER_STYLES.get(name, {}).get("color"),
-                           label=f"{filter_label(name)}: Monte Carlo check")
+    for i, (name, curve) in enumerate(c.monte_carlo.items()):   # open rings on top: the line stays visible
+        artists += ax.plot(t, curve.survival, "o", ms=4, mfc="none", mew=0.9, zorder=4,
+                           color=FILTER_STYLES.get(name, {}).get("color"),
+                           label="rings: Monte Carlo check of each filter (same colour)" if i == 0 else "_mc")
     ax.set_xlim(0, c.max_steps + 0.5)
     ax.set_ylim(-0.02, 1.02)
     _dress(ax, "t (number of releases)", "P(T ≥ t)  (probability of at least t releases)",
@@ -230,7 +285,7 @@ def filter_telemetry(result: Any, ax: Any = None) -> list[Any]:
     artists.append(left.axhline(result.epsilon, color="k", ls="--", lw=1,
                                 label=f"budget ε = {result.epsilon:g}"))
     _dress(left, "reports released (count)", "largest realised privacy loss over ordered pairs (nats)",
-           "realisation-level filter: realised loss per device", "lower right")
+           "realisation-level filter: realised loss per device")
     t = np.arange(0, result.max_steps + 1)
     for name, stops in result.stops.items():
         s = np.asarray(stops)
@@ -244,7 +299,7 @@ def filter_telemetry(result: Any, ax: Any = None) -> list[Any]:
     right.set_ylim(-0.02, 1.02)
     _dress(right, "t (reports released, count)", "share of devices with at least t reports",
            f"every filter, budget (ε, δ) = ({result.epsilon:g}, {result.delta:g}), "
-           f"N = {result.max_steps}", "upper right")
+           f"N = {result.max_steps}")
     return artists
 
 
@@ -288,7 +343,7 @@ def sweep_lines(cells: Sequence[tuple[dict[str, Any], dict[str, Any]]], ax: Any,
         axis.set_xlabel(x)
         axis.grid(True, lw=0.3, alpha=0.5)
     axes[0].set_ylabel(ylabel or y)
-    axes[0].legend(fontsize="x-small", loc="best")
+    legend_outside(axes[0], columns=2 if len(groups) == 1 else 1)
     return list(axes)
 
 
@@ -346,6 +401,7 @@ def fdp_tightening(rows: Sequence[dict[str, Any]], name: str, k: int, ax: Any = 
     _dress(left, "constraints per approximation n (count)",
            "gap (δ: probability; area: fraction of the unit square)",
            f"{name} composed {k} times: width of the bracket")
+    count_ticks(left.xaxis, ns)
     lo = np.array([r["epsilon_at_1e-5"][0] for r in rows], dtype=float)
     hi = np.array([r["epsilon_at_1e-5"][1] for r in rows], dtype=float)
     finite = np.isfinite(hi)
@@ -358,37 +414,152 @@ def fdp_tightening(rows: Sequence[dict[str, Any]], name: str, k: int, ax: Any = 
                               label="upper side infinite (δ = 1e-5 not reached)")
     _dress(right, "constraints per approximation n (count)", "ε at δ = 1e-5 (nats)",
            f"{name} composed {k} times: bracket of ε(1e-5)")
+    count_ticks(right.xaxis, ns)
     return out
 
 
-def _dress(ax: Any, xlabel: str, ylabel: str, title: str, legend: str = "best") -> None:
-    """Axis labels (with units), a title, a legend naming every curve, and a light grid."""
+def _dress(ax: Any, xlabel: str, ylabel: str, title: str, legend: str = "outside") -> None:
+    """Axis labels (with units), a wrapped title, a legend naming every curve (below the axes, or in the
+    named corner when that corner is free of data), and a light grid."""
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    ax.set_title(title, fontsize="medium")
-    ax.legend(loc=legend, fontsize="small")
+    ax.set_title(wrap_title(title), fontsize="medium")
+    if legend == "outside":
+        legend_outside(ax)
+    else:
+        ax.legend(loc=legend, fontsize="small")
     ax.grid(True, which="both", lw=0.3, alpha=0.5)
 
 
-def privacy_profile(curve: Mapping[str, Any], ax: Any = None, *, title: str = "") -> list[Any]:
+def privacy_profile(curve: Any, ax: Any = None, *, title: str = "") -> list[Any]:
     """δ(ε) of a guarantee: the upper side (a valid guarantee) and the lower side (an attack bound) on a
-    log scale, shaded between (one line when they are equal). ``curve`` has arrays ``epsilon``, ``lower``
-    and ``upper`` (:func:`lpdp.workload.profile`). Returns the artists.
+    log scale from the smallest δ shown to 1, shaded between (one line when they are equal). ``curve`` is
+    a :class:`lpdp.curves.Curve` of kind ``"profile"`` (:func:`lpdp.curves.profile`). Returns the artists.
 
     Examples
     --------
-    >>> curve = {"epsilon": [0.0, 1.0, 2.0], "lower": [0.5, 0.1, 0.01], "upper": [0.5, 0.12, 0.02]}
-    >>> artists = privacy_profile(curve)
+    >>> import numpy as np
+    >>> from lpdp.curves import Curve
+    >>> c = Curve("profile", "epsilon", "delta", np.array([0.0, 1.0, 2.0]), np.array([0.5, 0.1, 0.01]),
+    ...           np.array([0.5, 0.12, 0.02]), False, {})
+    >>> artists = privacy_profile(c)
     """
     import numpy as np
 
     ax = _axes(ax)
-    eps = np.asarray(curve["epsilon"], dtype=float)
-    lo, hi = np.asarray(curve["lower"], dtype=float), np.asarray(curve["upper"], dtype=float)
-    out = ax.semilogy(eps, hi, color="k", lw=1.8, label="guarantee (upper side)")
+    eps, lo, hi = curve.x, curve.lower, curve.upper
+    out = ax.plot(eps, hi, color="k", lw=1.8, label="guarantee: δ(ε) is at most this (upper side)")
     if not np.array_equal(lo, hi):
-        out += ax.semilogy(eps, lo, color="tab:red", ls="--", label="attack bound (lower side)")
+        out += ax.plot(eps, lo, color="tab:red", ls="--",
+                       label="attack bound: δ(ε) is at least this (lower side)")
         out.append(ax.fill_between(eps, np.maximum(lo, 1e-300), hi, color="0.8", alpha=0.6,
                                    label="bracket"))
-    _dress(ax, "ε (privacy loss, nats)", "δ(ε) (probability)", title or "privacy profile of the composition")
+    probability_axis(ax, [hi[hi > 0], lo[lo > 0]])
+    ax.set_xlim(float(eps[0]), float(eps[-1]))
+    _dress(ax, "ε (privacy loss, nats)", "δ(ε) (probability)",
+           title or "privacy profile of the composition")
     return out
+
+
+def tradeoff_curve(curve: Any, ax: Any = None, *, title: str = "") -> list[Any]:
+    """β(α) of a guarantee (a :class:`lpdp.curves.Curve` of kind ``"tradeoff"``) in the unit square:
+    the guarantee side (no test does better) and the attack side (a test of the dominating pairs does
+    this well), with the diagonal of random guessing. Returns the artists.
+
+    Examples
+    --------
+    >>> from lpdp import Accountant
+    >>> from lpdp.curves import tradeoff
+    >>> from lpdp.mechanisms import pure
+    >>> artists = tradeoff_curve(tradeoff(Accountant().compose(pure(1.0), 3).guarantee()))
+    """
+    import numpy as np
+
+    ax = _axes(ax)
+    out = ax.plot([0, 1], [1, 0], color="0.6", lw=0.8, ls=":", label="random guessing")
+    out += ax.plot(curve.x, curve.lower, color="k", lw=1.8,
+                   label="guarantee: every test has β at least this")
+    if not np.allclose(curve.lower, curve.upper, rtol=0, atol=1e-9):
+        out += ax.plot(curve.x, curve.upper, color="tab:red", ls="--",
+                       label="attack: a test of the dominating pairs reaches this")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_aspect("equal")
+    _dress(ax, "type I error α (false-positive rate)", "type II error β (1 − true-positive rate)",
+           title or "trade-off curve of the composition")
+    return out
+
+
+def tpr_curve(curve: Any, ax: Any = None, *, title: str = "") -> list[Any]:
+    """TPR against FPR on log-log axes (a :class:`lpdp.curves.Curve` of kind ``"tpr"``): the guarantee
+    (no membership test does better) and the attack side, with the line TPR = FPR. Returns the artists.
+
+    Examples
+    --------
+    >>> from lpdp import Accountant
+    >>> from lpdp.curves import tpr
+    >>> from lpdp.mechanisms import pure
+    >>> artists = tpr_curve(tpr(Accountant().compose(pure(1.0), 3).guarantee(), [1e-3, 1e-2, 0.1]))
+    """
+    import numpy as np
+
+    ax = _axes(ax)
+    fpr = curve.x
+    out = ax.plot(fpr, fpr, color="0.6", lw=0.8, ls=":", label="random guessing (TPR = FPR)")
+    out += ax.plot(fpr, curve.upper, color="k", lw=1.8, marker=".",
+                   label="guarantee: no test has a higher TPR")
+    if not np.allclose(curve.lower, curve.upper, rtol=0, atol=1e-9):
+        out += ax.plot(fpr, curve.lower, color="tab:red", ls="--", marker=".",
+                       label="attack: a test of the dominating pairs reaches this TPR")
+    probability_axis(ax, [fpr], which="x")
+    probability_axis(ax, [fpr, curve.lower, curve.upper])
+    _dress(ax, "false-positive rate (type I error α)", "true-positive rate (1 − β)",
+           title or "membership inference: largest TPR at each FPR")
+    return out
+
+
+def budget_curve(curve: Any, ax: Any = None, *, title: str = "") -> list[Any]:
+    """ε at a fixed δ against the number of times the workload runs (a :class:`lpdp.curves.Curve` of
+    kind ``"budget"``), both sides, counts as plain numbers on a log axis. Returns the artists.
+
+    Examples
+    --------
+    >>> from lpdp.curves import budget
+    >>> from lpdp.mechanisms import pure
+    >>> artists = budget_curve(budget([(pure(0.1), 1)], 1e-6, [1, 10, 100]))
+    """
+    import numpy as np
+
+    ax = _axes(ax)
+    n = curve.x
+    out = ax.plot(n, curve.upper, color="k", lw=1.8, marker="o", ms=3,
+                  label="guarantee: ε at most this (upper side)")
+    if not np.array_equal(curve.lower, curve.upper):
+        out += ax.plot(n, curve.lower, color="tab:red", ls="--", marker="v", ms=3,
+                       label="attack bound: ε at least this (lower side)")
+    if n.size > 1 and n[-1] / n[0] >= 20:
+        from matplotlib.ticker import FuncFormatter
+
+        ax.set_xscale("log")
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))   # 1, 10, 100, not 10⁰
+    _dress(ax, "times the workload runs (count)", f"ε at δ = {curve.meta.get('delta', 0):g} (nats)",
+           title or "privacy budget spent against the count")
+    return out
+
+
+#: Figure drawers of :mod:`lpdp.curves` by curve kind.
+CURVE_PLOTS = {"profile": privacy_profile, "tradeoff": tradeoff_curve, "tpr": tpr_curve,
+               "budget": budget_curve}
+
+
+def curve(c: Any, ax: Any = None, *, title: str = "") -> list[Any]:
+    """Draw any :class:`lpdp.curves.Curve` with the drawer of its kind (:data:`CURVE_PLOTS`).
+
+    Examples
+    --------
+    >>> from lpdp import Accountant
+    >>> from lpdp.curves import profile
+    >>> from lpdp.mechanisms import GaussianMechanism
+    >>> artists = curve(profile(Accountant().compose(GaussianMechanism(1.0)).guarantee()))
+    """
+    return CURVE_PLOTS[c.kind](c, ax, title=title)

@@ -55,7 +55,7 @@ from lpdp.region import PrivacyRegion
 from lpdp.scenarios._schema import Field, validate
 
 __all__ = ["KINDS", "MECHANISM", "mechanism_from_entry", "parse", "read", "load", "accountant", "report",
-           "profile", "regions", "summary"]
+           "regions", "summary"]
 
 #: Keys of one ``[[mechanism]]`` table (which ones a kind needs: :data:`KINDS`).
 MECHANISM: dict[str, Field] = {
@@ -212,16 +212,6 @@ def report(guarantee: Guarantee, at: Sequence[float] = (), for_delta: Sequence[f
         "exact": guarantee.exact,
         "route": guarantee.route,
     }
-
-
-def profile(guarantee: Guarantee, points: int = 200, *, delta_min: float = 1e-12) -> dict[str, np.ndarray]:
-    """δ(ε) of both sides on ``points`` values of ε, from 0 to where the guarantee reaches ``delta_min``
-    (or ε = 50 if it never does): the curve :func:`lpdp.plot.privacy_profile` draws."""
-    top = float(guarantee.epsilon(delta_min)[1])
-    top = top if 0 < top < 50 else 50.0
-    eps = np.linspace(0.0, top, check_int(points, "points", 2))
-    lower, upper = guarantee.delta(eps)
-    return {"epsilon": eps, "lower": np.asarray(lower), "upper": np.asarray(upper)}
 
 
 def regions(guarantee: Guarantee) -> dict[str, PrivacyRegion]:

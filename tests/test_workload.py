@@ -206,12 +206,13 @@ def test_account_scenario(tmp_path):
 @pytest.mark.parametrize("argv", [["--gaussian", "2x10", "--laplace", "1x3"], ["--gaussian", "2x3"],
                                   ["--pure", "0.5x3"]])
 def test_plot_and_profile_for_every_route(tmp_path, argv):
-    from lpdp.workload import accountant, parse, profile
+    from lpdp.curves import profile
+    from lpdp.workload import accountant, parse
 
     out = tmp_path / "p.png"
     assert main(["account", *argv, "--at", "1", "--plot", str(out)]) == 0
     assert out.stat().st_size > 0
     g = accountant(parse({"mechanism": [{"kind": "gaussian", "sigma": 2.0, "times": 10}]})).guarantee()
-    curve = profile(g, 50)
-    assert np.all(curve["lower"] <= curve["upper"]) and np.all(np.diff(curve["upper"]) <= 0)
-    assert curve["upper"][-1] <= 1e-12 * (1 + 1e-9)
+    curve = profile(g, points=50)
+    assert np.all(curve.lower <= curve.upper) and np.all(np.diff(curve.upper) <= 0)
+    assert curve.upper[-1] <= 1e-12 * (1 + 1e-9)

@@ -83,20 +83,28 @@ def _handle(args: argparse.Namespace) -> int:
               "upper": r["upper"]} for r in payload["delta_at"]]
     table += [{"query": "epsilon_for", "epsilon": "", "delta": r["delta"], "lower": r["lower"],
                "upper": r["upper"]} for r in payload["epsilon_for"]]
+    kind = args.curve or ("profile" if not table or not regions else None)
+    curve = None
+    if kind and (args.plot or args.export or args.curve):
+        from lpdp.curves import of
+
+        curve = of(kind, guarantee, parts, epsilon_range=tuple(args.range) if args.range else None,
+                   fpr=args.fpr, delta=(for_delta or [1e-6])[0], count=args.count)
+        payload["curve"] = curve.to_dict()
     return emit(args, Result(
         summary="\n".join(workload.summary(payload)),
         payload=payload,
-        regions=regions,
-        plot=regions_plot(regions) if regions else _profile_plot(workload.profile(guarantee)),
-        table=table,
+        regions=regions if curve is None else {},
+        plot=_curve_plot(curve) if curve is not None else regions_plot(regions),
+        table=curve.rows() if curve is not None and (args.curve or not table) else table,
     ))
 
 
-def _profile_plot(curve: dict[str, Any]) -> Any:
+def _curve_plot(curve: Any) -> Any:
     def draw(ax: Any) -> None:
-        from lpdp.plot import privacy_profile
+        from lpdp.plot import curve as draw_curve
 
-        privacy_profile(curve, ax)
+        draw_curve(curve, ax)
 
     return draw
 
@@ -137,5 +145,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--at", type=float, nargs="+", metavar="EPS", help="report delta at these epsilons")
     p.add_argument("--for-delta", type=float, nargs="+", metavar="D",
                    help="report the smallest epsilon at these deltas")
+    p.add_argument("--curve", choices=("profile", "tradeoff", "tpr", "budget"),
+                   help="what --plot draws and --export writes: the privacy profile delta(eps) (default "
+                        "without --at/--for-delta, or when the composition has no exact region), the "
+                        "trade-off curve beta(alpha), the TPR of a membership test at each FPR, or eps at "
+                        "the first --for-delta against the number of times the workload runs")
+    p.add_argument("--range", type=float, nargs=2, metavar=("LOW", "HIGH"),
+                   help="eps range of --curve profile (default: from where delta leaves 1 to delta = 1e-12)")
+    p.add_argument("--fpr", type=float, nargs="+", metavar="A",
+                   help="false-positive rates of --curve tpr (default: 26 from 1e-5 to 1)")
+    p.add_argument("--count", type=int, default=100, metavar="N",
+                   help="largest number of runs of the whole workload in --curve budget (default 100)")
     add_output_options(p)
     p.set_defaults(func=_handle, inline=None)

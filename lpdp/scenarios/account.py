@@ -27,13 +27,14 @@ SCHEMA = {
 
 
 def run(params: dict[str, Any]) -> ScenarioOutput:
-    """Compose the workload and report both sides of the guarantee."""
-    from lpdp.workload import accountant, parse, profile, regions, report, summary
+    """Compose the workload and report both sides of the guarantee; the figure is the exact region, or
+    the privacy profile over its automatic range (:func:`lpdp.curves.profile`) when there is none."""
+    from lpdp.curves import profile
+    from lpdp.workload import accountant, parse, regions, report, summary
 
     guarantee = accountant(parse({"mechanism": params["mechanism"]})).guarantee()
     payload = report(guarantee, params["at"], params["for_delta"])
     shown = regions(guarantee)
-
     curve = None if shown else profile(guarantee)
 
     def draw(ax: Any) -> None:
@@ -43,7 +44,7 @@ def run(params: dict[str, Any]) -> ScenarioOutput:
         if curve is None:
             draw_regions(list(shown.values()), labels=list(shown), ax=ax)
         else:
-            privacy_profile(curve, ax, title="")
+            privacy_profile(curve, ax)
 
     return ScenarioOutput(payload=payload, summary=summary(payload), plot=draw)
 
