@@ -78,13 +78,73 @@ def test_every_shipped_scenario_validates():
         load(f)
 
 
+def _docs(folder):
+    """The scenario documents of a run folder (one per scenario, by its name)."""
+    names = {p.stem for p in (ROOT / "scenarios").glob("*.toml")}
+    return {p.stem: json.loads(p.read_text()) for p in folder.glob("*.json") if p.stem in names}
+
+
+def _results(folder):
+    return {name: doc["result"] for name, doc in _docs(folder).items()}
+
+
 def test_lpdp_run_without_arguments_runs_the_default_set(tmp_path, monkeypatch, capsys):
+    """The default set runs; every scenario that took under 2 s runs again and gives the same result
+    (the slow ones are compared in the deep profile, test_every_default_scenario_is_deterministic)."""
     monkeypatch.chdir(ROOT)
     out = tmp_path / "results"
     assert main(["run", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "figure1_mixture" in printed and f"to {out}/" in printed
     assert (out / "figure1_mixture.png").exists() and (out / "figure1_mixture.json").exists()
+    quick = [ROOT / "scenarios" / f"{name}.toml" for name, doc in _docs(out).items()
+             if doc["execution"]["seconds"] < 2.0]
+    assert len(quick) >= 4
+    assert main(["run", *map(str, quick), "--out", str(tmp_path / "again"), "--quiet"]) == 0
+    first, again = _results(out), _results(tmp_path / "again")
+    assert again == {k: first[k] for k in again}
+
+
+@pytest.mark.deep
+def test_every_default_scenario_is_deterministic(tmp_path):
+    """Two runs of the whole default set: byte-identical results (timings live under execution)."""
+    for name in ("a", "b"):
+        assert main(["run", "--out", str(tmp_path / name), "--quiet", "--scheduler", "serial"]) == 0
+    assert _results(tmp_path / "a") == _results(tmp_path / "b")
+
+
+def test_tightening_result_has_no_timings(tmp_path):
+    """fdp_tightening puts its per-n seconds under execution; two runs give the same result."""
+    f = tmp_path / "t.toml"
+    f.write_text('kind = "fdp_tightening"\ntitle = "t"\nmechanism = "gaussian"\nparameter = 1.0\nk = 3\n'
+                 'ns = [2, 4]\n')
+    docs = []
+    for name in ("a", "b"):
+        assert main(["run", str(f), "--out", str(tmp_path / name), "--quiet"]) == 0
+        docs.append(json.loads((tmp_path / name / "t.json").read_text()))
+    assert docs[0]["result"] == docs[1]["result"]
+    assert "seconds" not in json.dumps(docs[0]["result"])
+    assert set(docs[0]["execution"]["bracket_seconds"]) == {"n=2", "n=4"}
+
+
+def test_run_by_name_list_and_copy(tmp_path, monkeypatch, capsys):
+    """Bundled scenarios by name from any folder, listed with their titles, copied to edit."""
+    from lpdp.scenarios import bundled
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "--list"]) == 0
+    listed = capsys.readouterr().out.splitlines()
+    assert [ln.split()[0] for ln in listed] == sorted(p.stem for p in (ROOT / "scenarios").glob("*.toml"))
+    assert any("not run by default" in ln for ln in listed)
+    assert main(["run", "figure1_mixture", "--out", "o", "--quiet"]) == 0
+    assert (tmp_path / "o" / "figure1_mixture.json").exists()
+    assert main(["run", "--copy", "figure1_mixture", "mine.toml"]) == 0
+    assert (tmp_path / "mine.toml").read_text() == bundled()["figure1_mixture"].read_text()
+    capsys.readouterr()
+    assert main(["run", "--copy", "figure1_mixture", "mine.toml"]) == 2         # never overwritten
+    assert "exists" in capsys.readouterr().err
+    assert main(["run", "nonesuch"]) == 2
+    assert "figure1_mixture" in capsys.readouterr().err
 
 
 def test_run_plot_and_export(tmp_path, capsys):

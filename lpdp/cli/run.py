@@ -29,7 +29,16 @@ def _handle(args: argparse.Namespace) -> int:
     if args.schema:
         print(scenarios.schema_text())
         return 0
-    paths = [Path(p) for p in args.files] or scenarios.default_files(_default_root())
+    if args.list:
+        rows = scenarios.catalogue()
+        width = max(len(name) for name, _, _ in rows)
+        for name, title, default in rows:
+            print(f"{name:<{width}}  {title}" + ("" if default else "  (not run by default)"))
+        return 0
+    if args.copy:
+        print(f"wrote {scenarios.copy_bundled(*args.copy)}: edit it, then `lpdp run {args.copy[1]}`")
+        return 0
+    paths = [scenarios.resolve(p) for p in args.files] or scenarios.default_files(_default_root())
     if not paths:
         raise ScenarioError("no scenario files to run")
     try:
@@ -71,8 +80,13 @@ def _contact_sheet(pngs: list[str]):
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("run", help="run scenario files (default: every default scenario)",
-                       description="Run scenario TOML files; write JSON and PNG per scenario.")
-    p.add_argument("files", nargs="*", metavar="SCENARIO.toml")
+                       description="Run scenario TOML files (or bundled scenarios by name); write JSON and "
+                                   "PNG per scenario.")
+    p.add_argument("files", nargs="*", metavar="SCENARIO",
+                   help="scenario files, or names of bundled scenarios (see --list)")
+    p.add_argument("--list", action="store_true", help="list the bundled scenarios (name and title) and exit")
+    p.add_argument("--copy", nargs=2, metavar=("NAME", "FILE"),
+                   help="copy the bundled scenario NAME to FILE (.toml, not overwritten) to edit, and exit")
     p.add_argument("--out", default="lpdp-results", help="output folder (default ./lpdp-results)")
     p.add_argument("--schema", action="store_true", help="print the scenario file schema and exit")
     p.add_argument("--scheduler", metavar="WHERE",

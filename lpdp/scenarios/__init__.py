@@ -22,7 +22,7 @@ from lpdp.errors import ScenarioError
 from lpdp.scenarios._schema import Field, check_scheduler, describe_schema, validate
 
 __all__ = ["Field", "ScenarioKind", "ScenarioOutput", "Split", "SweepPlot", "register", "load", "run_file",
-           "KINDS"]
+           "KINDS", "bundled", "catalogue", "resolve", "copy_bundled"]
 
 #: Keys every scenario file has, whatever its kind.
 COMMON: dict[str, Field] = {
@@ -47,13 +47,18 @@ SWEEP_DOC = ("[sweep] (table, optional): each key names a parameter of the kind 
 
 @dataclass
 class ScenarioOutput:
-    """What a scenario produced: JSON payload, summary lines, and an optional figure callback."""
+    """What a scenario produced: JSON payload, summary lines, and an optional figure callback.
+
+    ``payload`` (the JSON's ``result``) depends only on the parameters: the same file gives the same
+    result on any machine, any day. Wall-clock times go in ``timings`` (the JSON's ``execution``).
+    """
 
     payload: dict[str, Any]
     summary: list[str]
     plot: Callable[[Any], None] | None = None
     figsize: tuple[float, float] = (6.0, 6.0)
     extra_files: dict[str, str] = field(default_factory=dict)
+    timings: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -221,6 +226,75 @@ def shipped_root() -> Path:
         return checkout
     raise ScenarioError("the default scenarios are missing from this installation of lpdp: reinstall it, "
                         "or name scenario files")
+
+
+def bundled() -> dict[str, Path]:
+    """Every scenario file shipped with lpdp (default or not), by name (the file's stem).
+
+    Examples
+    --------
+    >>> from lpdp.scenarios import bundled
+    >>> bundled()["figure2_double_dp"].name
+    'figure2_double_dp.toml'
+    """
+    return {p.stem: p for p in sorted(shipped_root().glob("*.toml"))}
+
+
+def catalogue() -> list[tuple[str, str, bool]]:
+    """``(name, title, default)`` of every bundled scenario, sorted by name (``lpdp run --list``)."""
+    out = []
+    for name, path in bundled().items():
+        data = _read_toml(path)
+        out.append((name, str(data.get("title", "")), data.get("default", True) is not False))
+    return out
+
+
+def resolve(name: str | Path) -> Path:
+    """A scenario argument as a file: an existing path as it is, else the bare name of a bundled
+    scenario (``figure1_mixture``; a missing ``figure1_mixture.toml`` is an error that points to the
+    name). Anything else is a :class:`ScenarioError` naming the bundled scenarios.
+
+    Examples
+    --------
+    >>> from lpdp.scenarios import resolve
+    >>> resolve("figure1_mixture").name
+    'figure1_mixture.toml'
+    """
+    path = Path(name)
+    if path.exists():
+        return path
+    known = bundled()
+    stem = path.name[:-5] if path.name.endswith(".toml") else path.name
+    if str(name) == stem and stem in known:       # a bare name; a file name is never redirected
+        return known[stem]
+    hint = (f"; the bundled scenario of that name runs as `lpdp run {stem}`" if stem in known else
+            f"; bundled scenarios (`lpdp run --list`): {', '.join(known)}")
+    raise ScenarioError(f"{name}: no such scenario file{hint}")
+
+
+def copy_bundled(name: str, destination: str | Path) -> Path:
+    """Copy the bundled scenario ``name`` to ``destination`` (a new ``.toml`` file) to edit and run.
+
+    An existing file is never overwritten. The copy is written atomically (:func:`lpdp.export.atomic_write`).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from lpdp.scenarios import copy_bundled
+    >>> dest = pathlib.Path(tempfile.mkdtemp()) / "mine.toml"
+    >>> copy_bundled("figure1_mixture", dest).read_text().startswith("#") or dest.exists()
+    True
+    """
+    from lpdp.export import atomic_write, check_output_path
+
+    known = bundled()
+    if name not in known:
+        raise ScenarioError(f"--copy {name}: not a bundled scenario; bundled: {', '.join(known)}")
+    dest = check_output_path(destination, "--copy", (".toml",))
+    if dest.exists():
+        raise ScenarioError(f"--copy {name} {destination}: {destination} exists; remove it or give another "
+                            f"file name")
+    return atomic_write(dest, known[name].read_text(encoding="utf-8"), option="--copy")
 
 
 def default_files(root: str | Path = "scenarios") -> list[Path]:

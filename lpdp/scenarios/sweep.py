@@ -377,7 +377,7 @@ def run_scenario(path: str | Path, manifest: Any, *, scheduler: str | None = Non
         "outputs": [f.name for f in files],
         "seconds": seconds,
         "execution": {"scheduler": sched.describe(), "workers": sorted(hosts), "reused": reused,
-                      "computed": len(cells) - reused, "seconds": seconds},
+                      "computed": len(cells) - reused, "seconds": seconds, **result.timings},
         "lpdp_version": __version__,
     }
     atomic_write(json_path, json.dumps(jsonable(doc), indent=1) + "\n", option="--out")
