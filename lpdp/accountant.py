@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
@@ -134,6 +134,29 @@ class Guarantee:
             lo = np.array([np.nextafter(float(self.lower.epsilon(float(x))), -np.inf) for x in flat])
             lo = np.maximum(lo, 0.0)
         return _values(lo.reshape(d.shape), delta), _values(hi.reshape(d.shape), delta)
+
+    def _repr_html_(self) -> str:
+        from lpdp.display import guarantee_html
+
+        return guarantee_html(self)
+
+    def plot(self, ax: Any = None, kind: str = "profile") -> list[Any]:
+        """Draw a curve of the guarantee (``kind``: ``"profile"``, ``"tradeoff"`` or ``"tpr"``;
+        :mod:`lpdp.curves`) with both sides; returns the artists.
+
+        Examples
+        --------
+        >>> from lpdp import Accountant
+        >>> from lpdp.mechanisms import pure
+        >>> artists = Accountant().compose(pure(1.0), 3).guarantee().plot(kind="tradeoff")
+        """
+        from lpdp.curves import of
+        from lpdp.plot import curve
+
+        if kind == "budget":
+            raise ParameterError("kind='budget': needs the workload; use lpdp.curves.budget(parts, delta, "
+                                 "counts)")
+        return curve(of(kind, self), ax)
 
     @property
     def region(self) -> PrivacyRegion:

@@ -1,14 +1,19 @@
-"""Mixtures of tests: weighted Minkowski sums of regions (Lemma 1, Lemma 1, Cor. 1).
+"""Mixtures of tests: weighted Minkowski sums of regions (Lemma 1, Corollary 1).
 
 If a test is chosen at random (index observed, independent of the hypothesis), the region of the mixture is
 ``Σ_i α_i F_i``. In edge form this is the union of the weighted edge multisets, merged by slope: the
-classic linear-time Minkowski sum of convex polygons, exact in log space.
+classic linear-time Minkowski sum of convex polygons, exact in log space (:func:`mix`).
+
+The second route is the paper's Appendix H: for piecewise-affine trade-off functions the mixture's is
+``f_m = (Σ_i α_i f_i^*)^*``, with ``f_i^*(s) = max_j (t_ij s − f_i(t_ij))`` over each boundary's vertices
+(:func:`conjugate_tradeoff`, :func:`mix_conjugate`). It works on vertices in linear space, so it is an
+independent check of :func:`mix` (the tests compare the two, and both with Shapely's hull of vertex sums).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -16,7 +21,82 @@ from lpdp._validate import check_weights
 from lpdp.errors import ParameterError
 from lpdp.region import PrivacyRegion
 
-__all__ = ["mix"]
+__all__ = ["mix", "conjugate_tradeoff", "mix_conjugate"]
+
+
+def _checked(components: Iterable[tuple[float, PrivacyRegion]]) -> tuple[list[PrivacyRegion], np.ndarray]:
+    items = list(components)
+    if not items:
+        raise ParameterError("components=[]: at least one (weight, region) pair is needed")
+    for i, item in enumerate(items):
+        if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[1], PrivacyRegion)):
+            raise ParameterError(f"components[{i}]={item!r}: must be a (weight, PrivacyRegion) pair")
+    return [r for _, r in items], check_weights([w for w, _ in items], "weights")
+
+
+def _pieces(regions: Sequence[PrivacyRegion]) -> tuple[list[np.ndarray], np.ndarray]:
+    """Each boundary's vertices (from ``(0, f(0))``) and the sorted union of their finite slopes."""
+    pieces = []
+    for r in regions:
+        b = np.asarray(r.boundary(), float)
+        if len(b) > 1 and b[1, 0] == 0.0:
+            b = b[1:]                        # f(0) is the bottom of the vertical edge at bI = 0
+        pieces.append(b)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        slopes = np.concatenate([np.diff(b[:, 1]) / np.diff(b[:, 0]) for b in pieces])
+    return pieces, np.unique(slopes[np.isfinite(slopes)])
+
+
+def conjugate_tradeoff(components: Iterable[tuple[float, PrivacyRegion]],
+                       t: float | Sequence[float] | np.ndarray) -> np.ndarray:
+    """The mixture's trade-off function at ``t`` by Appendix H: ``f_m = (Σ_i α_i f_i^*)^*``.
+
+    ``g = Σ α_i f_i^*`` is convex and piecewise linear with breakpoints at the slopes of the ``f_i``, so
+    its conjugate is attained at one of them: ``f_m(t) = max_s (s t − g(s))`` over those slopes.
+
+    Examples
+    --------
+    >>> import lpdp
+    >>> a, b = lpdp.PrivacyRegion.from_dp(1.3, 0.0), lpdp.PrivacyRegion.from_dp(0.5, 0.2)
+    >>> t = [0.0, 0.1, 0.4]
+    >>> [round(float(x), 12) for x in conjugate_tradeoff([(0.5, a), (0.5, b)], t)] == [
+    ...     round(float(x), 12) for x in lpdp.mix([(0.5, a), (0.5, b)]).tradeoff(t)]
+    True
+    """
+    regions, weights = _checked(components)
+    tt = np.atleast_1d(np.asarray(t, dtype=float))
+    if np.any(~np.isfinite(tt)) or np.any(tt < 0) or np.any(tt > 1):
+        raise ParameterError(f"t={t!r}: must be in [0, 1]")
+    pieces, slopes = _pieces(regions)
+    if slopes.size == 0:                      # every f_i is 1 - t: the mixture is too
+        return 1.0 - tt
+    g = sum(w * np.max(b[None, :, 0] * slopes[:, None] - b[None, :, 1], axis=1)
+            for w, b in zip(weights, pieces, strict=True))
+    return np.max(slopes[None, :] * tt[:, None] - g[None, :], axis=1)
+
+
+def mix_conjugate(components: Iterable[tuple[float, PrivacyRegion]]) -> PrivacyRegion:
+    """The mixture's region by Appendix H: its vertices are ``Σ_i α_i v_i(s)``, where ``v_i(s)`` is the
+    vertex of ``F_i`` supporting slope ``s``, for one ``s`` strictly between each pair of consecutive
+    slopes of the ``f_i`` (and one beyond each end). Compare :func:`mix`.
+
+    Examples
+    --------
+    >>> import lpdp
+    >>> a, b = lpdp.PrivacyRegion.from_dp(1.3, 0.0), lpdp.PrivacyRegion.from_dp(0.5, 0.2)
+    >>> m = mix_conjugate([(0.5, a), (0.5, b)])
+    >>> abs(m.area() - lpdp.mix([(0.5, a), (0.5, b)]).area()) < 1e-12
+    True
+    """
+    regions, weights = _checked(components)
+    pieces, slopes = _pieces(regions)
+    ends = np.array([-1.0, 0.0]) if slopes.size == 0 else np.array([slopes[0] - 1.0, slopes[-1] + 1.0])
+    probes = np.concatenate([ends, 0.5 * (slopes[:-1] + slopes[1:])])
+    points = np.zeros((probes.size, 2))
+    for w, b in zip(weights, pieces, strict=True):
+        j = np.argmax(b[None, :, 0] * probes[:, None] - b[None, :, 1], axis=1)
+        points += w * b[j]
+    return PrivacyRegion.from_vertices(np.clip(points, 0.0, 1.0))
 
 
 def mix(components: Iterable[tuple[float, PrivacyRegion]]) -> PrivacyRegion:
@@ -41,15 +121,9 @@ def mix(components: Iterable[tuple[float, PrivacyRegion]]) -> PrivacyRegion:
     >>> round(float(m.delta(0.5)), 6) == round(0.5 * float(a.delta(0.5)) + 0.5 * 0.2, 6)
     True
     """
-    items = list(components)
-    if not items:
-        raise ParameterError("components=[]: at least one (weight, region) pair is needed")
-    for i, item in enumerate(items):
-        if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[1], PrivacyRegion)):
-            raise ParameterError(f"components[{i}]={item!r}: must be a (weight, PrivacyRegion) pair")
-    weights = check_weights([w for w, _ in items], "weights")
+    regions, weights = _checked(components)
     losses, lps, lqs, p_inf, q_ninf = [], [], [], [], []
-    for w, (_, region) in zip(weights, items, strict=True):
+    for w, region in zip(weights, regions, strict=True):
         if w == 0:
             continue
         lw = math.log(w)

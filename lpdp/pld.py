@@ -153,7 +153,7 @@ def mixture(laws: Sequence[LossLaw], weights: Sequence[float]) -> LossLaw:
     """The loss law of a round that uses law ``j`` with probability ``w_j``, the choice being public and
     independent of the data: ``P(L > c) = Σ_j w_j P(L_j > c)``, atoms and the ``+inf`` atom weighted
     likewise (the privacy region of such a round is the weighted Minkowski sum of the parts' regions,
-    Theorem 2 of Cadir, Najib and Shkel).
+    Lemma 1 and Corollary 1 of Cadir, Najib and Shkel).
 
     Masses are summed in log space; ``rtol`` is the largest of the parts' plus a few units of roundoff
     for the weights' logarithms.

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -607,6 +608,23 @@ class PrivacyRegion:
         shown = ", ".join(f"({e:.6g}, {d:.6g})" for e, d in prof[:4])
         more = f", ... {len(prof) - 4} more" if len(prof) > 4 else ""
         return f"PrivacyRegion(profile=[{shown}{more}], edges={self._loss.size})"
+
+    def _repr_html_(self) -> str:
+        from lpdp.display import region_html
+
+        return region_html(self)
+
+    def plot(self, ax: Any = None, **style: Any) -> list[Any]:
+        """Draw the region's lower boundary (:func:`lpdp.plot.regions`); returns the artists.
+
+        Examples
+        --------
+        >>> artists = PrivacyRegion.from_dp(1.0, 0.1).plot(label="R(1, 0.1)")
+        """
+        from lpdp.plot import regions
+
+        label = style.pop("label", "region")
+        return regions([self], labels=[label], ax=ax, styles=[style])
 
     def _check_eps_array(self, epsilon: object) -> np.ndarray:
         try:

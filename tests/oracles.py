@@ -58,30 +58,6 @@ def support_delta_from_vertices(vertices: np.ndarray, eps: np.ndarray) -> np.nda
     return np.max(1.0 - v[None, :, 1] - np.exp(np.asarray(eps, float))[:, None] * v[None, :, 0], axis=1)
 
 
-def conjugate_mixture_tradeoff(regions, weights, t: np.ndarray) -> np.ndarray:
-    """Appendix H route: ``f_m = (Σ α_i f_i^*)^*`` from each region's boundary vertices only.
-
-    ``f_i^*(s) = max_j (t_j s - f_i(t_j))`` over the breakpoints; the conjugate of the (piecewise linear,
-    convex) sum is attained at one of its breakpoints, the slopes of the segments of the ``f_i``.
-    """
-    pieces = []
-    for r in regions:
-        b = np.asarray(r.boundary(), float)
-        if len(b) > 1 and b[1, 0] == 0.0:
-            b = b[1:]                        # f(0) is the bottom of the vertical edge
-        pieces.append(b)
-    slopes = np.concatenate([np.diff(b[:, 1]) / np.diff(b[:, 0]) for b in pieces])
-    slopes = np.unique(slopes[np.isfinite(slopes)])
-
-    def g(s: np.ndarray) -> np.ndarray:
-        return sum(w * np.max(b[None, :, 0] * s[:, None] - b[None, :, 1], axis=1)
-                   for w, b in zip(weights, pieces, strict=True))
-
-    gs = g(slopes)
-    t = np.asarray(t, float)
-    return np.max(slopes[None, :] * t[:, None] - gs[None, :], axis=1)
-
-
 def minkowski_hull(regions, weights):
     """Shapely convex hull of all weighted vertex sums (one vertex from each region)."""
     from shapely.geometry import MultiPoint

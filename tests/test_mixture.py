@@ -7,8 +7,9 @@ from hypothesis import strategies as st
 
 import lpdp
 from lpdp import ParameterError, PrivacyRegion
+from lpdp.mixture import conjugate_tradeoff, mix_conjugate
 from lpdp.testing import assert_regions_equal
-from tests.oracles import conjugate_mixture_tradeoff, minkowski_hull
+from tests.oracles import minkowski_hull
 from tests.strategies import constraint_lists
 
 T = np.linspace(0.0, 1.0, 301)
@@ -43,7 +44,11 @@ def test_mixture_equals_conjugate_route(case):
     regions, w = case
     w = _normalise(w)
     m = lpdp.mix(list(zip(w, regions, strict=True)))
-    np.testing.assert_allclose(m.tradeoff(T), conjugate_mixture_tradeoff(regions, w, T), atol=1e-12)
+    components = list(zip(w, regions, strict=True))
+    np.testing.assert_allclose(m.tradeoff(T), conjugate_tradeoff(components, T), atol=1e-12)
+    c = mix_conjugate(components)           # Appendix H's vertices against the edge merge
+    np.testing.assert_allclose(c.tradeoff(T), m.tradeoff(T), atol=1e-12)
+    assert c.polygon.symmetric_difference(m.polygon).area < 1e-12
 
 
 @given(mixtures(max_parts=2))
