@@ -57,7 +57,8 @@ from lpdp.mechanisms import DPMechanism
 from lpdp.region import PrivacyRegion
 from lpdp.tradeoff import TradeoffFunction
 
-__all__ = ["Approximation", "Bracket", "below", "above", "bracket", "bracket_mixed", "DEFAULT_STEP"]
+__all__ = ["Approximation", "Bracket", "below", "above", "bracket", "bracket_mixed", "DEFAULT_STEP",
+           "Family"]
 
 #: Relative rounding of every δ toward the valid side of its approximation.
 SAFETY = 1e-12
@@ -126,8 +127,12 @@ class Bracket:
         return self.from_below.area() - self.from_above.area()
 
 
+#: Families of approximations from below: any n constraints, or DP-TV (one of them has ε = 0).
+Family = Literal["dp", "dp_tv"]
+
+
 def below(f: TradeoffFunction, n: int = 2, *, step: float | None = None,
-          delta_min: float | None = None, layout: Layout = "area") -> Approximation:
+          delta_min: float | None = None, layout: Layout = "area", family: Family = "dp") -> Approximation:
     """The best n-constraint approximation of f from below (Proposition 1 for n = 2; module docstring).
 
     Every line is a tangent of f, so ``f⁻ <= f``: any f-DP mechanism satisfies each returned
@@ -138,6 +143,10 @@ def below(f: TradeoffFunction, n: int = 2, *, step: float | None = None,
     composition has ``δ(∞) = 1 - (1 - δ_min)^k``: set ``delta_min`` well below ``target / k`` to read ε at
     a small target δ. ``layout="area"`` places the other n - 1 tangents for the largest area;
     ``layout="tail"`` puts all n at ``ε_j = j ε*/n`` (better when the question is ε at a small δ).
+    ``family="dp_tv"`` keeps one constraint at ε = 0 (a total-variation bound: the DP-TV family of
+    Ghazi and Issa): its tangent touches f at the fixed point, δ = δ_f(0); the other n - 1 are placed
+    for the largest area. For ``G_1`` and n = 2 the area under it (0.228866) is below the free pair's
+    (0.232975): the best approximation from below is not DP-TV (Figure 3's caption).
 
     Examples
     --------
@@ -147,13 +156,21 @@ def below(f: TradeoffFunction, n: int = 2, *, step: float | None = None,
     [(1.10806, 0.10831), (0.32916, 0.28499)]
     >>> below(gaussian(1.0), 3, delta_min=1e-9).constraints[0][1] <= 1e-9
     True
+    >>> [(round(e, 5), round(d, 5)) for e, d in below(gaussian(1.0), family="dp_tv").constraints][1]
+    (0.0, 0.38292)
     """
     n, step = _check(f, n, step)
+    if family not in get_args(Family):
+        raise ParameterError(f"family={family!r}: must be one of {get_args(Family)}")
+    if family == "dp_tv" and (layout != "area" or n < 2):
+        raise ParameterError(f"family='dp_tv' with n={n}, layout={layout!r}: needs n >= 2 and layout 'area'")
     top = _top_epsilon(f, delta_min, step, layout)
     if layout == "tail":
         eps = _tail_grid(top, n, step)
     else:
         eps = np.empty(0) if top is None else np.array([top])
+        if family == "dp_tv":
+            eps = np.concatenate([eps, [0.0]])
         if n > eps.size:
             x_fix = np.asarray(f.tangent_point(eps))
             u = _tangent_points(f, n - eps.size, (x_fix - np.asarray(f(x_fix))) / _SQRT2)

@@ -46,7 +46,7 @@ def wrap_title(text: str, width: int = TITLE_WIDTH, lines: int = TITLE_LINES) ->
     """
     import textwrap
 
-    out = textwrap.wrap(" ".join(str(text).split()), width) or [""]
+    out = textwrap.wrap(" ".join(str(text).split()), width, break_on_hyphens=False) or [""]
     if len(out) > lines:
         out = out[:lines]
         out[-1] = out[-1][: width - 2].rstrip() + " …"

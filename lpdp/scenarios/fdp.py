@@ -142,6 +142,48 @@ def run_tightening(params: dict[str, Any]) -> ScenarioOutput:
                           figsize=(12.0, 4.8), timings={"bracket_seconds": seconds})
 
 
+FAMILIES_SCHEMA = {k: COMMON[k] for k in ("mechanism", "parameter")}
+
+#: The approximations from below that Figure 3's caption compares: label -> (n, family).
+_FAMILIES = {"one constraint": (1, "dp"), "DP-TV (second constraint at eps = 0)": (2, "dp_tv"),
+             "two constraints (Proposition 1)": (2, "dp")}
+
+
+def run_families(params: dict[str, Any]) -> ScenarioOutput:
+    """The best approximations of f from below by one constraint, by a DP-TV pair and by any two
+    constraints, with the area under each (larger is tighter): Figure 3's caption."""
+    from lpdp.fdp import below
+
+    f = _tradeoff(params)
+    shown, rows = {}, {}
+    for label, (n, family) in _FAMILIES.items():
+        approx = below(f, n, family=family)
+        shown[label] = approx.region
+        rows[label] = {"constraints": [list(c) for c in approx.constraints],
+                       "area_under": 0.5 - approx.region.area()}
+    exact_area = 0.5 - f.inscribed_region().area()
+    areas = [r["area_under"] for r in rows.values()]
+    summary = [f"{f.name}: area under the best approximation from below: "
+               + ", ".join(f"{label} {r['area_under']:.6f}" for label, r in rows.items()),
+               f"DP-TV is {'not ' if areas[1] < areas[2] else ''}the best pair: "
+               f"{areas[1]:.6f} {'<' if areas[1] < areas[2] else '>='} {areas[2]:.6f}"]
+
+    def draw(ax: Any) -> None:
+        from lpdp.plot import regions
+
+        styles = [{"color": "tab:green", "ls": ":"}, {"color": "tab:orange", "ls": "-."},
+                  {"color": "tab:red", "ls": "--"}, {"color": "k", "lw": 2.0}]
+        regions([*shown.values(), f.inscribed_region()],
+                labels=[f"{k}: area under {r['area_under']:.6f}" for k, r in rows.items()] + [f.name],
+                ax=ax, styles=styles)
+
+    return ScenarioOutput(payload={"tradeoff": f.name, "families": rows, "area_under_exact": exact_area},
+                          summary=summary, plot=draw)
+
+
+register(ScenarioKind("fdp_families", "the best approximations of f from below by one constraint, a DP-TV "
+                      "pair and any two constraints, and the area under each (Figure 3's caption)",
+                      FAMILIES_SCHEMA, run_families))
 register(ScenarioKind("fdp_bracket", "bracket the composition of a Gaussian or Laplace mechanism by n DP "
                       "constraints (Propositions 1-2, Figure 3)", BRACKET_SCHEMA, run_bracket))
 register(ScenarioKind("fdp_tightening", "how the f-DP composition bracket narrows as the number of "
