@@ -125,7 +125,24 @@ def _common(p: argparse.ArgumentParser, *, epsilon_required: bool) -> None:
     p.add_argument("--delta", type=float, required=True, help="target δ of the filter")
     p.add_argument("--max-steps", type=_count, required=True, metavar="N",
                    help="N, the largest number of releases")
+    p.add_argument("--delta-tilde", type=float, metavar="D",
+                   help="the realisation-level filter's delta-tilde, given by hand (with --theta; checked "
+                        "against delta-tilde + theta (1 - delta-tilde) N <= delta; default: optimal)")
+    p.add_argument("--theta", type=float, metavar="T", help="its theta, given by hand (with --delta-tilde)")
     _mechanism_options(p)
+
+
+def _given(args: argparse.Namespace) -> Any:
+    """The (δ̃, θ) of --delta-tilde/--theta as validated FilterParameters, or None."""
+    if (args.delta_tilde is None) != (args.theta is None):
+        raise ParameterError("--delta-tilde and --theta: give both or neither")
+    if args.delta_tilde is None:
+        return None
+    if args.rounds == "cyclic":
+        raise ParameterError("--delta-tilde/--theta: for i.i.d. rounds only (not --rounds cyclic)")
+    from lpdp.filters import FilterParameters
+
+    return FilterParameters(args.delta, args.max_steps, args.delta_tilde, args.theta)
 
 
 def _run_options(p: argparse.ArgumentParser, filter_help: str, trajectories_help: str) -> None:
@@ -148,8 +165,8 @@ def _params(args: argparse.Namespace) -> int:
         return _params_cycle(args, steps)
     mech = _mechanism(args, required=args.epsilon is not None)
     pairs = None if mech is None else default_pairs(mech)
-    p = (optimal_parameters(args.delta, args.max_steps) if mech is None else
-         optimal_parameters(args.delta, args.max_steps, mech, inputs=pairs))
+    p = _given(args) or (optimal_parameters(args.delta, args.max_steps) if mech is None else
+                         optimal_parameters(args.delta, args.max_steps, mech, inputs=pairs))
     payload: dict[str, Any] = {"delta": p.delta, "max_steps": p.max_steps,
                                "delta_tilde": p.delta_tilde, "theta": p.theta}
     lines = [f"delta_tilde = {p.delta_tilde:.6g}, theta = {p.theta:.6g} "
@@ -194,6 +211,9 @@ def _audit(args: argparse.Namespace) -> int:
     from lpdp.filters import audit, build_filter, default_pairs
 
     name = ALIASES.get(args.filter, args.filter)
+    given = _given(args)
+    if given is not None and name != "realisation":
+        raise ParameterError(f"--delta-tilde/--theta: only for --filter realisation, not {args.filter}")
     steps = _cycle(args)
     if steps is not None:
         from lpdp.filters import cycle_filter, sequence_audit
@@ -204,7 +224,13 @@ def _audit(args: argparse.Namespace) -> int:
         described: dict[str, Any] = _steps_data(steps)
     else:
         mech = _mechanism(args, required=True)
-        filt = build_filter(name, mech, args.epsilon, args.delta, args.max_steps, default_pairs(mech))
+        if given is None:
+            filt = build_filter(name, mech, args.epsilon, args.delta, args.max_steps, default_pairs(mech))
+        else:
+            from lpdp.filters import RealisationFilter
+
+            filt = RealisationFilter(args.epsilon, args.delta, args.max_steps, given.delta_tilde, given.theta,
+                                     default_pairs(mech))
         r = audit(filt, mech, trajectories=args.trajectories, seed=args.seed)
         described = mech.to_dict()
     payload = {"filter": name, "epsilon": args.epsilon, "mechanism": described,
@@ -223,9 +249,11 @@ def _audit(args: argparse.Namespace) -> int:
 
 def _simulate(args: argparse.Namespace) -> int:
     from lpdp.filters import comparison, default_pairs
+    from lpdp.filters.simulate import check_cost
     from lpdp.plot import filter_label, filter_survival
 
     name = ALIASES.get(args.filter, args.filter)
+    given = _given(args)
     steps = _cycle(args)
     if steps is not None:
         from lpdp.filters import sequence_comparison
@@ -240,8 +268,9 @@ def _simulate(args: argparse.Namespace) -> int:
     else:
         mech = _mechanism(args, required=True)
         c = comparison(mech, args.epsilon, args.delta, args.max_steps, pairs=default_pairs(mech),
-                       trajectories=args.trajectories, seed=args.seed)
+                       trajectories=args.trajectories, seed=args.seed, parameters=given)
         described = mech.to_dict()
+    pairs = CYCLE_PAIRS if steps is not None else default_pairs(mech)
     if name not in c.curves:
         raise ParameterError(f"--filter {args.filter}: {c.notes.get(name, 'not available')}")
     curve = c.curves[name]
@@ -255,7 +284,8 @@ def _simulate(args: argparse.Namespace) -> int:
                "baselines": {k: b.rounds for k, b in c.baselines.items()},
                "baseline_notes": {k: b.describe() for k, b in c.baselines.items()
                                   if b.rounds is None or b.at_least},
-               "expected_releases": c.expected_releases(), "notes": c.notes}
+               "expected_releases": c.expected_releases(), "notes": c.notes,
+               "check_cost": check_cost(pairs)}
     if args.sigma is not None:
         payload["sigma"] = args.sigma
     if mc is curve:

@@ -15,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from lpdp._validate import check_delta, check_epsilon, check_int, check_positive
+from lpdp._validate import check_delta, check_epsilon, check_int, check_positive, check_probability
+from lpdp.errors import ParameterError
 from lpdp.scenarios import Field, ScenarioKind, ScenarioOutput, SweepPlot, register
 
 
@@ -168,7 +169,23 @@ COMPARISON = {
                           default=0, check=lambda v: check_int(v, "trajectories", minimum=0)),
     "seed": Field("int", "Monte Carlo seed", default=0,
                   check=lambda v: check_int(v, "seed", minimum=0)),
+    "delta_tilde": Field("float", "the realisation-level filter's delta-tilde by hand (with theta; "
+                         "delta_tilde + theta (1 - delta_tilde) N <= delta; default: optimal)",
+                         check=lambda v: check_probability(v, "delta_tilde")),
+    "theta": Field("float", "its theta by hand (with delta_tilde)",
+                   check=lambda v: check_probability(v, "theta")),
 }
+
+
+def _given(params: dict[str, Any]) -> Any:
+    """The scenario's (δ̃, θ) as validated FilterParameters, or None (the optimal pair)."""
+    from lpdp.filters import FilterParameters
+
+    if (params["delta_tilde"] is None) != (params["theta"] is None):
+        raise ParameterError("delta_tilde and theta: give both or neither")
+    if params["delta_tilde"] is None:
+        return None
+    return FilterParameters(params["delta"], params["max_steps"], params["delta_tilde"], params["theta"])
 
 
 def _comparison(params: dict[str, Any]) -> ScenarioOutput:
@@ -178,7 +195,8 @@ def _comparison(params: dict[str, Any]) -> ScenarioOutput:
     from lpdp.plot import filter_survival
 
     c = comparison(GaussianMechanism(params["sigma"]), params["epsilon"], params["delta"],
-                   params["max_steps"], trajectories=params["trajectories"], seed=params["seed"])
+                   params["max_steps"], trajectories=params["trajectories"], seed=params["seed"],
+                   parameters=_given(params))
     return ScenarioOutput(payload=c.to_dict(), summary=_expected_table([c]),
                           plot=lambda ax: filter_survival(c, ax), figsize=(6.5, 5.0))
 
