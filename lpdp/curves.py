@@ -10,7 +10,7 @@ well); the TPR = 1 − β of a test at FPR = α swaps them again.
 How each side is obtained:
 
 * **Gaussian route** (``G_μ``): the closed form ``β(α) = Φ(Φ⁻¹(1 − α) − μ)`` (Dong, Roth and Su, 2022),
-  widened outward by 1e-12 relative (the error of ``ndtr``/``ndtri`` at |z| <= 40 is below 2000 ulps).
+  widened outward by 1e-12 relative (the error of ``ndtr``/``ndtri`` at ``|z| <= 40`` is below 2000 ulps).
 * **Exact finite routes** (a :class:`~lpdp.region.PrivacyRegion`, or the larger δ of a pair composed in
   both orders): the symmetric region is ``∩_{ε>=0} R(ε, δ(ε))`` and, for a polygon, only the ε at its
   losses (and 0) are tight, so ``β(α) = max_ε f_{ε,δ(ε)}(α)`` over those ε *is* the curve (widened by

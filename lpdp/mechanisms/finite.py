@@ -30,10 +30,12 @@ class FiniteMechanism(Mechanism):
         ``input -> probabilities`` of the outputs (each row non-negative, summing to 1).
     outputs : sequence, optional
         Output labels (JSON scalars); default ``0 .. K-1``.
-    pair : (input, input), optional
+    pair : tuple of two inputs, optional
         The neighbouring pair the accountant composes (:meth:`region`, :meth:`loss_law`); default: the
         two inputs when the table has exactly two rows.
 
+    Notes
+    -----
     The loss law of a pair is an exact PMF (:meth:`loss_pmf`); outputs impossible under ``other`` give
     the atom ``+inf``. :meth:`from_pair` builds the mechanism from the output distributions on one
     neighbouring pair.

@@ -25,8 +25,8 @@ class MixtureMechanism(Mechanism):
     The index is public, so the round's loss law is the weighted mixture of the steps' laws
     (:func:`lpdp.pld.mixture`) and its privacy region the weighted Minkowski sum of theirs (Lemma 1 and
     Corollary 1 of Cadir, Najib and Shkel). ``loss_quantile`` is the exact generalised inverse of the mixed
-    tail, found by bisection on the exact tails to 1e-13 relative and rounded up (the conservative side for a
-filter), or an atom of a finite step exactly.
+    tail, found by bisection on the exact tails to 1e-13 relative and rounded up (the conservative side
+    for a filter), or an atom of a finite step exactly.
     Use :func:`mixture` to build one: it returns a :class:`FiniteMechanism` when every step is finite.
 
     Parameters
