@@ -29,6 +29,7 @@ _COMMAND_MODULES = (
     "lpdp.cli.run",
     "lpdp.cli.filter",
     "lpdp.cli.fdp",
+    "lpdp.cli.calibrate",
 )
 
 #: Exit status of a user mistake (usage or value) and of a defect inside lpdp.
