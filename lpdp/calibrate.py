@@ -4,8 +4,8 @@ Every question here has one free parameter ``v`` and a target ``(ε, δ)``. The 
 :class:`Calibration`:
 
 * ``value``: the best value whose **certified** guarantee meets the target, i.e. the accountant's upper
-  side has ``δ(ε) <= δ`` and ``ε(δ) <= ε`` at ``value`` (the smallest noise, or the largest count, rate,
-  ε0 or budget, up to the tolerance);
+  side has ``δ(ε) <= δ (1 - 1e-9)`` (:data:`MARGIN`) and ``ε(δ) <= ε`` at ``value`` (the smallest noise,
+  or the largest count, rate, ε0 or budget, up to the tolerance);
 * ``guarantee``: the :class:`~lpdp.accountant.Guarantee` at ``value`` (the certificate);
 * ``optimum``: ``(low, high)``, a bracket on the exact optimum. One end is ``value`` itself; the other is
   a value where the accountant's *lower* side (an attack bound) has ``δ(ε) > δ``, so the target is
@@ -63,6 +63,10 @@ FREE_VALUE = "?"
 RTOL = 1e-4
 #: Default largest count searched.
 MAX_COUNT = 1_000_000
+#: An answer must meet ``δ(ε) <= δ (1 - MARGIN)`` on the certified side, so that it never rests on the
+#: last bits of a float (the Gaussian closed form is evaluated in double precision without an error bound;
+#: its relative error is about 1e-16 times the size of its log-masses over the gap ``1 - δ/Φ(a)``).
+MARGIN = 1e-9
 
 
 @dataclass(frozen=True)
@@ -220,7 +224,7 @@ class _Probe:
             except ParameterError as exc:
                 raise ParameterError(f"{self.parameter}={v:.10g}: {exc}") from None
             lo, hi = (float(x) for x in g.delta(self.epsilon))
-            self.seen[v] = _Eval(v, g, hi, lo, hi <= self.delta, lo > self.delta)
+            self.seen[v] = _Eval(v, g, hi, lo, hi <= self.delta * (1 - MARGIN), lo > self.delta)
         return self.seen[v]
 
     def certified(self, v: float) -> bool:
@@ -480,7 +484,7 @@ def _gaussian_face(build: Callable[[float], Parts], epsilon: float, delta: float
         return None
 
     def h(x: float) -> float:
-        return float(gaussian_delta(epsilon, math.exp(x))) - delta
+        return float(gaussian_delta(epsilon, math.exp(x))) - delta * (1 - MARGIN)
 
     a, b = math.log(1e-300), math.log(MAX_MU)
     if h(a) > 0 or h(b) <= 0:
