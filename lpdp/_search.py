@@ -16,18 +16,26 @@ Examples
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 __all__ = ["largest"]
 
 
-def largest(feasible: Callable[[int], bool], cap: int, *, start: int = 0) -> tuple[int, bool]:
+def largest(feasible: Callable[[int], bool], cap: int, *, start: int = 0,
+            score: Callable[[int], float] | None = None) -> tuple[int, bool]:
     """The largest ``k`` in ``[start, cap]`` with ``feasible(k)``, and whether it is ``cap``.
 
     ``feasible`` must be monotone (true up to some ``k``, false after); it is taken to hold at ``start``
     (not evaluated there), so the answer is ``start`` when ``feasible(start + 1)`` fails. Evaluations:
     ``start + 1, start + 2, start + 4, ...`` until one fails or ``cap`` is passed, then a bisection with the
     invariant "the lower end fits, the upper end does not"; each ``k`` is evaluated at most once.
+
+    ``score``, optional, is a float that grows with ``k`` and crosses 0 where feasibility ends (e.g.
+    ``log δ_k(ε) - log δ``); it only places the probes (while growing, a secant through the last two
+    points aimed a little past the crossing, at most doubling; then regula falsi with the Illinois rule,
+    Dowell and Jarratt 1971, falling back to bisection), never decides feasibility, so a poor score costs
+    evaluations, not correctness.
 
     Examples
     --------
@@ -36,18 +44,41 @@ def largest(feasible: Callable[[int], bool], cap: int, *, start: int = 0) -> tup
     (12, False)
     >>> largest(lambda k: k <= 0, 100)
     (0, False)
+    >>> seen = []
+    >>> largest(lambda k: seen.append(k) or k * k <= 5000, 10**6, score=lambda k: k * k - 5000.0)[0]
+    70
+    >>> len(seen) < 20
+    True
     """
     if cap <= start:
         return start, True
-    lo, step = start, 1
+    lo, prev = start, None
     hi = start + 1
     while feasible(hi):
-        lo = hi
+        prev, lo = lo, hi
         if hi == cap:
             return cap, True
-        step *= 2
-        hi = min(start + step, cap)
+        hi = min(start + 2 * (hi - start), cap)
+        if score is not None and prev > start:     # secant through the last two: aim a little past it
+            f_prev, f_lo = score(prev), score(lo)
+            if math.isfinite(f_prev) and math.isfinite(f_lo) and f_prev < f_lo < 0:
+                cross = lo + (lo - prev) * (-f_lo) / (f_lo - f_prev)
+                hi = min(hi, max(lo + 1, math.ceil(cross + 0.1 * (cross - lo)) + 1))
+    weights = [1.0, 1.0]         # Illinois: halve the weight of an end kept twice in a row
+    last_side = 0
     while hi - lo > 1:                     # invariant: lo fits (or is start), hi does not
         mid = (lo + hi) // 2
-        lo, hi = (mid, hi) if feasible(mid) else (lo, mid)
+        if score is not None and lo > start:
+            f_lo, f_hi = score(lo) * weights[0], score(hi) * weights[1]
+            if math.isfinite(f_lo) and math.isfinite(f_hi) and f_lo < 0 < f_hi:
+                guess = lo + (hi - lo) * (-f_lo) / (f_hi - f_lo)
+                mid = min(max(round(guess), lo + 1), hi - 1)
+        if feasible(mid):
+            lo = mid
+            weights[1] = weights[1] / 2 if last_side == -1 else 1.0
+            weights[0], last_side = 1.0, -1
+        else:
+            hi = mid
+            weights[0] = weights[0] / 2 if last_side == 1 else 1.0
+            weights[1], last_side = 1.0, 1
     return lo, False

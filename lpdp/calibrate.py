@@ -440,7 +440,13 @@ def _count(probe: _Probe, low: int, high: int) -> Calibration:
             return _answer(probe, 0, (0, 0), "smaller", True,
                            ["the rest of the workload already exceeds the target: 0 more fit"], meets=False)
         raise _unreachable(probe, low, low, high)
-    value, capped = largest(lambda k: probe(k).fits, high, start=low)
+    target = math.log(probe.delta * (1 - MARGIN)) if probe.delta > 0 else -math.inf
+
+    def score(k: int) -> float:          # places the probes (regula falsi on log δ), never decides
+        up = probe(k).upper
+        return math.log(up) - target if up > 0 and math.isfinite(target) else math.nan
+
+    value, capped = largest(lambda k: probe(k).fits, high, start=low, score=score)
     while not probe.certified(value):       # ε(δ) read off the same profile; a float tie only
         if value == low:
             raise _unreachable(probe, low, low, high)
@@ -452,12 +458,19 @@ def _count(probe: _Probe, low: int, high: int) -> Calibration:
     elif probe(value + 1).missed:
         top = value
     else:   # the lower side still fits somewhere above: find where it certainly misses
-        last, none_missed = largest(lambda k: not probe(k).missed, high, start=value + 1)
+        reach = min(high, 2 * value + 16)      # the attack side may be trivial: do not search forever
+        last, none_missed = largest(lambda k: not probe(k).missed, reach, start=value + 1)
         top = math.inf if none_missed else last
-    if value - 1 >= low:
+        if none_missed:
+            notes.append(f"the attack side does not miss the target up to {reach}: the optimum is only "
+                         f"bounded below")
+    # An exact route is monotone in the count (one more mechanism only adds privacy loss); a certified
+    # one is checked on both sides of the answer.
+    certified_only = not probe(value).guarantee.exact
+    if certified_only and value - 1 >= low:
         probe(value - 1)
     notes += _monotone_notes(probe, value, "smaller")
-    if not capped and value + 2 <= high and probe(value + 2).fits:
+    if not capped and certified_only and value + 2 <= high and probe(value + 2).fits:
         notes.append(f"the certified side is not monotone in {probe.parameter}: {value + 2} meets the target "
                      f"again after {value + 1} does not (lattice effects); {value} is the largest count "
                      f"below the first miss")

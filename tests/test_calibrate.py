@@ -223,12 +223,14 @@ def test_split_of_two_gaussians_in_mu_squared():
 
 # -------------------------------------------------------------------------------------- monotonicity
 def test_non_monotone_certificate_is_reported():
-    """A certified side that fits at 10 but not at 9 (as a lattice engine may): said, and still certified."""
+    """A bracketed route whose upper side fits at 10 but not at 9 (as a lattice engine may): said, and
+    still certified. Remark 1's intersection bound is the bracketed route here (its lower side is 0)."""
     def build(k):
-        return [(pure(0.1 if k != 9 else 5.0), k)]
+        return [(DPMechanism([(0.1, 0.0), (0.05, 0.01)] if k != 9 else [(5.0, 0.0), (1.0, 0.01)]), k)]
 
-    c = search(build, 1.01, 0.0, parameter="k", safer="smaller", integer=True)
-    assert c.value == 10 and not c.monotone
+    c = search(build, 1.01, 0.0, parameter="k", safer="smaller", integer=True, low=1, high=60,
+               method="remark1")
+    assert c.value in (8, 10) and not c.monotone and c.optimum == (c.value, math.inf)   # 8 if 9 was probed
     assert any("not monotone" in n for n in c.notes)
     assert_certified(c)
 
