@@ -120,9 +120,9 @@ COUNTS = {
     "Q2: 40 x 0.3, 400 x 0.02, ? x 0.02 at (5, 1e-6)": (
         [{"kind": "pure", "epsilon": 0.3, "times": 40}, {"kind": "pure", "epsilon": 0.02, "times": 400},
          {"kind": "pure", "epsilon": 0.02, "times": "?"}], 5.0, 1e-6),
-    "Q3: ? x (1,1e-6)&(0.3,1e-3) + 50 RR(2, 0.1) at (8, 1e-5)": (
+    "Q3: ? x (1,1e-6)&(0.3,1e-3) + 50 RR(2, 0.2) at (8, 1e-5)": (
         [{"kind": "dp", "constraints": [[1.0, 1e-6], [0.3, 1e-3]], "times": "?"},
-         {"kind": "randomized_response", "categories": 2, "epsilon": 0.1, "times": 50}], 8.0, 1e-5),
+         {"kind": "randomized_response", "categories": 2, "epsilon": 0.2, "times": 50}], 8.0, 1e-5),
 }
 
 

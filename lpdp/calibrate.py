@@ -195,7 +195,8 @@ class Calibration:
         if not self.meets_target:
             lines[0] = (f"{self.parameter} = {safe(self.value)}: 0 more fit (the rest of the workload "
                         f"already exceeds the target)")
-        lines.append(f"certificate: epsilon = {format_upper(self.epsilon)} at delta = {d:g}; delta = "
+        lines.append(f"{'certificate' if self.meets_target else 'the rest alone'}: epsilon = "
+                     f"{format_upper(self.epsilon)} at delta = {d:g}; delta = "
                      f"{format_upper(float(self.guarantee.delta(e)[1]))} at epsilon = {e:g} "
                      f"(route: {self.guarantee.route})")
         if not self.meets_target:
