@@ -40,9 +40,9 @@ _NAMES = {
     "Guarantee": "lpdp.accountant",
 }
 #: Submodules reachable as attributes of the package.
-_SUBMODULES = ("accountant", "compose", "curves", "display", "errors", "export", "fdp", "filters", "interop",
-               "lp", "mechanisms", "mixture", "pld", "plot", "region", "scenarios", "testing", "tradeoff",
-               "workload")
+_SUBMODULES = ("accountant", "calibrate", "compose", "curves", "display", "errors", "export", "fdp",
+               "filters", "interop", "lp", "mechanisms", "mixture", "pld", "plot", "region", "scenarios",
+               "testing", "tradeoff", "workload")
 
 __all__ = [
     "__version__",
