@@ -291,3 +291,19 @@ def test_cli_summary_and_errors(tmp_path, capsys):
     assert main(["calibrate", str(bad), "--epsilon", "2", "--delta", "1e-6"]) == 2
     err = capsys.readouterr().err.strip()
     assert "two free parameters" in err and "\n" not in err
+
+
+def test_cli_inline_free_value(capsys):
+    """The inline options of lpdp account take '?' the same way; lpdp account itself refuses it."""
+    assert main(["calibrate", "--pure", "0.3x4", "--pure", "0.1x?", "--epsilon", "2", "--delta", "1e-6",
+                 "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    k = doc["value"]
+    assert doc["parameter"] == "mechanism[1].times" and doc["optimum"] == [k, k]
+    assert pure_delta_mp({0.3: 4, 0.1: k}, 2.0) <= 1e-6 < pure_delta_mp({0.3: 4, 0.1: k + 1}, 2.0)
+    assert main(["calibrate", "--rr", "3,?x12", "--epsilon", "1", "--delta", "1e-3", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert rr_delta_mp(3, doc["value"], 12, 1.0) <= 1e-3 < rr_delta_mp(3, doc["value"] * (1 + 2e-4), 12, 1.0)
+    assert main(["account", "--gaussian", "?x10", "--for-delta", "1e-6"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "lpdp calibrate" in err and "\n" not in err

@@ -23,7 +23,9 @@ _INLINE = {
 }
 
 
-def _number(text: str, flag: str, spec: str) -> float:
+def _number(text: str, flag: str, spec: str) -> float | str:
+    if text.strip() == "?":          # a free value, for lpdp calibrate (lpdp.calibrate.FREE_VALUE)
+        return "?"
     try:
         return float(text)
     except ValueError:
@@ -38,9 +40,9 @@ def _entry(flag: str, spec: str) -> dict[str, Any]:
     entry: dict[str, Any] = {"kind": kind}
     if sep:
         count = _number(times, flag, spec)
-        if not count.is_integer():
+        if isinstance(count, float) and not count.is_integer():
             raise ParameterError(f"{flag} {spec!r}: TIMES={times!r} must be an integer")
-        entry["times"] = int(count)
+        entry["times"] = count if isinstance(count, str) else int(count)
     if kind == "dp":
         pairs = []
         for part in body.split("/"):
@@ -55,7 +57,8 @@ def _entry(flag: str, spec: str) -> dict[str, Any]:
         raise ParameterError(f"{flag} {spec!r}: expected {','.join(k.upper() for k in keys)}[xTIMES]")
     for key, value in zip(keys, values, strict=False):
         number = _number(value, flag, spec)
-        entry[key] = int(number) if key == "categories" and number.is_integer() else number
+        entry[key] = int(number) if key == "categories" and isinstance(number, float) and \
+            number.is_integer() else number
     return entry
 
 
@@ -71,6 +74,9 @@ def _handle(args: argparse.Namespace) -> int:
     if not entries and not inline:
         raise ParameterError("no mechanisms: give a WORKLOAD file or inline options (--dp, --pure, "
                              "--gaussian, --laplace, --rr)")
+    if any(v == "?" for e in entries + inline for v in e.values()):
+        raise ParameterError("'?' marks a free value: lpdp account needs every value; find it with lpdp "
+                             "calibrate (the same workload and options, with --epsilon E --delta D)")
     if inline:
         parts += workload.parse({"mechanism": inline}, source="command line")
         entries += inline
