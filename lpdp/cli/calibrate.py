@@ -12,6 +12,7 @@ import argparse
 from typing import Any
 
 from lpdp.cli._common import Result, add_output_options, emit
+from lpdp.cli.account import _Inline
 
 
 def _handle(args: argparse.Namespace) -> int:
@@ -47,14 +48,6 @@ def _handle(args: argparse.Namespace) -> int:
         found = calibrate.calibrate({"mechanism": entries}, args.epsilon, args.delta, rtol=args.rtol,
                                     source=source)
     return emit(args, Result(summary="\n".join(found.summary()), payload=found.to_dict()))
-
-
-class _Inline(argparse.Action):
-    """Keep inline mechanisms in the order given, each with its flag."""
-
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
-                 option_string: str | None = None) -> None:
-        namespace.inline = [*(getattr(namespace, "inline", None) or []), (option_string, values)]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
