@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-__all__ = ["largest"]
+__all__ = ["largest", "boundary"]
 
 
 def largest(feasible: Callable[[int], bool], cap: int, *, start: int = 0,
@@ -82,3 +82,48 @@ def largest(feasible: Callable[[int], bool], cap: int, *, start: int = 0,
             weights[0] = weights[0] / 2 if last_side == 1 else 1.0
             weights[1], last_side = 1.0, 1
     return lo, False
+
+
+def boundary(inside: Callable[[float], bool], outside_end: float, inside_end: float, rtol: float, *,
+             score: Callable[[float], float] | None = None) -> tuple[float, float]:
+    """Narrow a bracket of a positive parameter to relative width ``rtol``: ``(outside, inside)`` ends.
+
+    ``inside(v)`` must be false at ``outside_end`` and true at ``inside_end`` (either may be the larger);
+    the answer keeps that invariant with ``|log(inside / outside)| <= log1p(rtol)``, every end evaluated.
+    Steps are in ``log v``: bisection, or, with ``score`` (a float, negative inside and positive outside,
+    e.g. ``log δ(v) - log δ``), regula falsi with the Illinois rule, each probe kept ``rtol / 2`` inside the
+    bracket so that one probe can close it. ``score`` only places probes; ``inside`` decides.
+
+    Examples
+    --------
+    >>> from lpdp._search import boundary
+    >>> out, ins = boundary(lambda v: v >= 3.0, 1.0, 100.0, 1e-6, score=lambda v: 3.0 - v)
+    >>> out < 3.0 <= ins and ins / out - 1 <= 1e-6
+    True
+    """
+    va, vb = outside_end, inside_end
+    xa, xb = math.log(va), math.log(vb)
+    tol = math.log1p(rtol)
+    fa = score(va) if score is not None else math.nan
+    fb = score(vb) if score is not None else math.nan
+    last = 0
+    while abs(xb - xa) > tol:
+        x = 0.5 * (xa + xb)
+        if math.isfinite(fa) and math.isfinite(fb) and fa > 0 > fb:
+            x = xa + (xb - xa) * fa / (fa - fb)
+            low, high = min(xa, xb) + tol / 2, max(xa, xb) - tol / 2
+            x = min(max(x, low), high)
+        v = math.exp(x)
+        if v in (va, vb):
+            break
+        if inside(v):
+            xb, vb, fb = x, v, (score(v) if score is not None else math.nan)
+            if last == 1:
+                fa /= 2
+            last = 1
+        else:
+            xa, va, fa = x, v, (score(v) if score is not None else math.nan)
+            if last == -1:
+                fb /= 2
+            last = -1
+    return va, vb

@@ -43,7 +43,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from lpdp._search import largest
+from lpdp._search import boundary, largest
 from lpdp._validate import check_delta, check_epsilon, check_int, check_probability
 from lpdp.accountant import Guarantee, route
 from lpdp.errors import ParameterError
@@ -228,6 +228,16 @@ class _Probe:
             self.seen[v] = _Eval(v, g, hi, lo, hi <= self.delta * (1 - MARGIN), lo > self.delta)
         return self.seen[v]
 
+    def score_upper(self, v: float) -> float:
+        """``log`` of the certified δ over the target: negative where ``v`` fits (places probes only)."""
+        up = self(v).upper
+        return math.log(up) - math.log(self.delta * (1 - MARGIN)) if up > 0 and self.delta > 0 else math.nan
+
+    def score_lower(self, v: float) -> float:
+        """``log`` of the attack bound over the target: positive where the target is certainly missed."""
+        lo = self(v).lower
+        return math.log(lo) - math.log(self.delta) if lo > 0 and self.delta > 0 else math.nan
+
     def certified(self, v: float) -> bool:
         """Whether ``v`` fits on both readings of the certificate: ``δ(ε) <= δ`` and ``ε(δ) <= ε``."""
         e = self(v)
@@ -299,12 +309,10 @@ def _continuous(probe: _Probe, safer: Safer, low: float, high: float, rtol: floa
                 ok = nxt
                 break
             bad = nxt
-    tol = math.log1p(rtol if fast is None else 1e-13)
-    while abs(math.log(ok / bad)) > tol:
-        mid = math.sqrt(ok * bad)
-        if mid in (ok, bad):
-            break
-        ok, bad = (mid, bad) if fits(mid) else (ok, mid)
+    if fast is not None:        # the closed form costs nothing per probe: bisect to 1e-13
+        bad, ok = boundary(fast, bad, ok, 1e-13)
+    else:
+        bad, ok = boundary(fits, bad, ok, rtol, score=probe.score_upper)
     return _certify(probe, ok, bad, safer, rtol, low, high, notes)
 
 
@@ -342,11 +350,7 @@ def _certify(probe: _Probe, ok: float, bad: float | None, safer: Safer, rtol: fl
     att = max(missed, key=key)
     near = [e.value for e in probe.seen.values() if not e.missed and key(e.value) > key(att)]
     other = min(near, key=key) if near else ok
-    while abs(math.log(other / att)) > math.log1p(rtol):
-        mid = math.sqrt(other * att)
-        if mid in (other, att):
-            break
-        att, other = (mid, other) if probe(mid).missed else (att, mid)
+    att, _ = boundary(lambda v: not probe(v).missed, att, other, rtol, score=probe.score_lower)
     return ok, att, notes
 
 
@@ -441,13 +445,7 @@ def _count(probe: _Probe, low: int, high: int) -> Calibration:
             return _answer(probe, 0, (0, 0), "smaller", True,
                            ["the rest of the workload already exceeds the target: 0 more fit"], meets=False)
         raise _unreachable(probe, low, low, high)
-    target = math.log(probe.delta * (1 - MARGIN)) if probe.delta > 0 else -math.inf
-
-    def score(k: int) -> float:          # places the probes (regula falsi on log δ), never decides
-        up = probe(k).upper
-        return math.log(up) - target if up > 0 and math.isfinite(target) else math.nan
-
-    value, capped = largest(lambda k: probe(k).fits, high, start=low, score=score)
+    value, capped = largest(lambda k: probe(k).fits, high, start=low, score=probe.score_upper)
     while not probe.certified(value):       # ε(δ) read off the same profile; a float tie only
         if value == low:
             raise _unreachable(probe, low, low, high)
