@@ -106,6 +106,76 @@ def _opacus_sigma(k: int, eps: float, delta: float):
     return time.perf_counter() - t0, _rss_mb(), value, None
 
 
+# ------------------------------------------------------------------------------------------ DP-SGD
+#: Opacus's golden DP-SGD workload: sampling rate, steps, target (ε, δ); the noise multiplier is free.
+DPSGD = (0.04, 2250, 8.0, 1e-5)
+
+
+def _ours_dpsgd(rate: float, steps: int, eps: float, delta: float, rtol: float):
+    from lpdp.calibrate import search
+    from lpdp.mechanisms import GaussianMechanism, subsampled
+
+    t0 = time.perf_counter()
+    c = search(lambda z: [(subsampled(GaussianMechanism(z), rate), steps)], eps, delta,
+               parameter="noise_multiplier", safer="larger", low=0.3, high=30.0, rtol=rtol)
+    return time.perf_counter() - t0, _rss_mb(), c.value, list(c.optimum), c.epsilon, c.evaluations
+
+
+def _dpsgd_event(rate: float, steps: int):
+    import dp_accounting as dpa
+
+    return lambda z: dpa.SelfComposedDpEvent(dpa.PoissonSampledDpEvent(rate, dpa.GaussianDpEvent(z)), steps)
+
+
+def _peer_dpsgd(name: str, rate: float, steps: int, eps: float, delta: float):
+    from dp_accounting.mechanism_calibration import ExplicitBracketInterval, calibrate_dp_mechanism
+
+    t0 = time.perf_counter()
+    value = calibrate_dp_mechanism(_accountant(name), _dpsgd_event(rate, steps), eps, delta,
+                                   bracket_interval=ExplicitBracketInterval(0.3, 30.0))
+    return time.perf_counter() - t0, _rss_mb(), float(value), None
+
+
+def _opacus_dpsgd(rate: float, steps: int, eps: float, delta: float):
+    event, acc = _dpsgd_event(rate, steps), _accountant("rdp")
+    t0 = time.perf_counter()
+    value = _opacus_bisection(lambda z: acc().compose(event(z)).get_epsilon(delta), eps)
+    return time.perf_counter() - t0, _rss_mb(), value, None
+
+
+def _pld_epsilon(rate: float, steps: int, z: float, delta: float, discretisation: float = 1e-4) -> float:
+    """dp_accounting's (pessimistic) PLD ε of the DP-SGD workload at noise multiplier z."""
+    from dp_accounting import pld
+
+    acc = pld.PLDAccountant(value_discretization_interval=discretisation)
+    return float(acc.compose(_dpsgd_event(rate, steps)(z)).get_epsilon(delta))
+
+
+def _dpsgd_rows(memory_gb: float) -> None:
+    rate, steps, eps, delta = DPSGD
+    status, ours = measure(_ours_dpsgd, rate, steps, eps, delta, 1e-3)
+    if status != "ok":
+        print(f"DP-SGD: lpdp {status} {ours}")
+        return
+    low, high = ours[3]
+    print(f"DP-SGD (Opacus golden: q = {rate}, {steps} steps, target ({eps:g}, {delta:g})), noise multiplier "
+          f"free; lpdp bracket [{low:.6f}, {high:.6f}] ({high / low - 1:.2e} wide), certified eps "
+          f"{ours[4]:.6f}, {ours[5]} evaluations")
+    print(f"  {'tool':<24} {'z':>10} {'rel. to lpdp':>12} {'PLD eps':>10} {'s':>8} {'MB':>6} {'s / lpdp':>9}")
+    rows = [("lpdp.calibrate", ("ok", ours[:4])),
+            ("dp_accounting PLD", measure(_peer_dpsgd, "pld", rate, steps, eps, delta, memory_gb=memory_gb)),
+            ("dp_accounting RDP", measure(_peer_dpsgd, "rdp", rate, steps, eps, delta, memory_gb=memory_gb)),
+            ("Opacus-style (0.01) RDP", measure(_opacus_dpsgd, rate, steps, eps, delta, memory_gb=memory_gb))]
+    for name, (st, res) in rows:
+        if st != "ok":
+            print(f"  {name:<24} {st} {res or ''}")
+            continue
+        t, mb, value, _ = res
+        pld_eps = _pld_epsilon(rate, steps, value, delta)
+        print(f"  {name:<24} {value:>10.6f} {value / high - 1:>12.2e} {pld_eps:>10.6f} {t:>8.3f} {mb:>6.0f} "
+              f"{t / ours[0]:>8.1f}x")
+
+
 # ------------------------------------------------------------------------------------------ counts
 COUNTS = {
     "Kairouz (0.1, 1e-7) at (1, 1e-4)": (
@@ -230,6 +300,8 @@ def main(argv=None) -> int:
     if not args.quick:
         for k in (1, 100):
             _sigma_rows(k, 0.01, 1e-5, args.memory_gb)
+    print()
+    _dpsgd_rows(args.memory_gb)
     print()
     print("largest count that fits (lpdp: exact, checked at value and value + 1)")
     print(f"  {'workload':<58} {'count':>6} {'exact':>6} {'eps at count':>13} {'evals':>6} {'s':>7} "
