@@ -226,12 +226,13 @@ def filter_survival(c: Any, ax: Any = None) -> list[Any]:
     for i, (name, curve) in enumerate(c.monte_carlo.items()):   # open rings on top: the line stays visible
         artists += ax.plot(t, curve.survival, "o", ms=4, mfc="none", mew=0.9, zorder=4,
                            color=FILTER_STYLES.get(name, {}).get("color"),
-                           label="rings: Monte Carlo check of each filter (same colour)" if i == 0 else "_mc")
+                           label="rings: Monte Carlo check (same colour)" if i == 0 else "_mc")
     ax.set_xlim(0, c.max_steps + 0.5)
     ax.set_ylim(-0.02, 1.02)
     _dress(ax, "t (number of releases)", "P(T ≥ t)  (probability of at least t releases)",
            f"{_mechanism_name(c.mechanism, c.steps)}: ε = {c.epsilon:g}, δ = {c.delta:g}, "
            f"N = {c.max_steps}")
+    legend_outside(ax, columns=1)      # one column: panels side by side keep their legends apart
     return artists
 
 

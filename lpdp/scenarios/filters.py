@@ -156,7 +156,7 @@ def _survival(params: dict[str, Any]) -> ScenarioOutput:
     csv += [f"{c.epsilon:g},{t}," + ",".join(f"{cv.survival[t - 1]:.10g}" for cv in c.curves.values())
             for c in comps for t in range(1, c.max_steps + 1)]
     return ScenarioOutput(payload={"comparisons": [c.to_dict() for c in comps]}, summary=summary,
-                          plot=draw, figsize=(6.0 * len(comps), 5.0),
+                          plot=draw, figsize=(6.0 * len(comps), 8.0),
                           extra_files={"figure_filter_gaussian_survival.csv": "\n".join(csv) + "\n"})
 
 
