@@ -1,5 +1,6 @@
 """CLI start-up: commands that need no solver, plot or statistics import neither cvxpy, matplotlib nor
-scipy.stats (their imports alone cost 0.3 to over 1 s). Checked by the modules loaded, not by timing."""
+scipy.stats (their imports alone cost 0.3 to over 1 s), ``--version`` imports no numpy, and a Gaussian
+account loads numpy and scipy.special only. Checked by the modules loaded, not by timing."""
 
 from __future__ import annotations
 
@@ -20,7 +21,10 @@ with contextlib.redirect_stdout(out):
         code = exc.code
 heavy = sorted(({m.split(".")[0] for m in sys.modules} & {"cvxpy", "matplotlib"})
                | ({"scipy.stats"} & set(sys.modules)))
-print(json.dumps({"code": code, "heavy": heavy}))
+third = sorted({m.split(".")[0] for m in sys.modules if not m.startswith("_")} - set(sys.stdlib_module_names))
+scipy = sorted({".".join(m.split(".")[:2]) for m in sys.modules
+                if m.startswith("scipy.") and not m.startswith("scipy._")})
+print(json.dumps({"code": code, "heavy": heavy, "third": third, "scipy": scipy}))
 """
 
 
@@ -38,3 +42,16 @@ def test_light_commands_skip_solver_and_plot_imports(argv):
     got = _loaded(argv)
     assert got["code"] in (0, None)
     assert got["heavy"] == [], f"{argv} imported {got['heavy']}"
+
+
+def test_version_imports_no_numpy():
+    got = _loaded(["--version"])
+    assert got["code"] in (0, None)
+    assert got["third"] == ["lpdp"], f"lpdp --version imported {got['third']}"
+
+
+def test_gaussian_account_loads_numpy_and_scipy_special_only():
+    got = _loaded(["account", "--gaussian", "3x50", "--for-delta", "1e-6", "--json"])
+    assert got["code"] in (0, None)
+    assert set(got["third"]) <= {"lpdp", "numpy", "scipy", "cython_runtime"}, got["third"]
+    assert set(got["scipy"]) <= {"scipy.special", "scipy.version"}, got["scipy"]

@@ -92,12 +92,12 @@ def _show_warning(message: Warning | str, category: type[Warning], *_: Any, **__
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``lpdp`` console script; returns the exit status."""
-    from lpdp.cli._common import check_outputs
-
     words = list(sys.argv[1:] if argv is None else argv)
     if words == ["--version"]:
         print(f"lpdp {__version__}")
         return 0
+    from lpdp.cli._common import check_outputs  # after --version, which needs no numpy
+
     parser = build_parser(words[0] if words and not words[0].startswith("-") else None)
     args = parser.parse_args(words)
     command = args.command
