@@ -14,6 +14,7 @@ __all__ = [
     "ScenarioError",
     "InternalError",
     "OutputError",
+    "ClusterError",
 ]
 
 
@@ -47,3 +48,9 @@ class OutputError(LpdpError, OSError):
     Raised before any work when the path can be checked up front; a write that fails midway leaves the
     previous file intact (see :mod:`lpdp.export`).
     """
+
+
+class ClusterError(LpdpError, RuntimeError):
+    """A Dask cluster stopped working during a run: its scheduler is unreachable, no worker has been
+    alive for the run's time-out, or a task killed every worker that ran it. The cells finished before
+    it are kept (``lpdp run --resume`` computes only the others)."""

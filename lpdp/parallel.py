@@ -8,23 +8,28 @@ scheduler or the number of workers; :func:`run_tasks` yields them as they finish
 them by index.
 
 Dask is optional (``pip install 'lpdp[dask]'``); asking for ``local`` or an address without it is a
-:class:`~lpdp.errors.ParameterError` that says how to install it.
+:class:`~lpdp.errors.ParameterError` that says how to install it. A cluster that stops working (its
+scheduler unreachable, or no worker left for ``timeout`` seconds, or a task that kills worker after
+worker) is a :class:`~lpdp.errors.ClusterError` naming what happened, never a silent wait.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import math
 import os
 import re
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from lpdp.errors import ParameterError
+from lpdp.errors import ClusterError, ParameterError
 
-__all__ = ["SCHEDULER_ENV", "AUTO_LOCAL_TASKS", "Scheduler", "parse_scheduler", "resolve_scheduler",
-           "run_tasks"]
+__all__ = ["SCHEDULER_ENV", "AUTO_LOCAL_TASKS", "CLUSTER_TIMEOUT", "Scheduler", "parse_scheduler",
+           "resolve_scheduler", "run_tasks"]
 
 #: Environment variable naming the default scheduler (``serial``, ``local`` or ``tcp://HOST:PORT``).
 SCHEDULER_ENV = "LPDP_SCHEDULER"
@@ -35,6 +40,13 @@ AUTO_LOCAL_TASKS = 8
 
 #: Seconds to wait for a scheduler at an address before giving up.
 CONNECT_TIMEOUT = 20
+
+#: Seconds a run waits for a cluster without a reachable scheduler or any worker before it stops
+#: (``--cluster-timeout``); tasks that take longer are fine as long as a worker is alive.
+CLUSTER_TIMEOUT = 60.0
+
+#: Seconds between checks of a cluster's health while no task finishes, and the wait for each answer.
+_HEALTH_EVERY, _HEALTH_WAIT = 1.0, 5.0
 
 _ADDRESS = re.compile(r"^(tcp|tls|inproc|ucx)://[^\s/]+$")
 INSTALL_HINT = "pip install 'lpdp[dask]'"
@@ -47,7 +59,7 @@ class Scheduler:
     Examples
     --------
     >>> resolve_scheduler("serial")
-    Scheduler(kind='serial', address=None, workers=None)
+    Scheduler(kind='serial', address=None, workers=None, timeout=60.0)
     >>> resolve_scheduler("tcp://127.0.0.1:8786").address
     'tcp://127.0.0.1:8786'
     """
@@ -55,6 +67,7 @@ class Scheduler:
     kind: str
     address: str | None = None
     workers: int | None = None
+    timeout: float = CLUSTER_TIMEOUT
 
     def describe(self) -> str:
         """``serial``, ``local`` or the address (what a person reads and the JSON records)."""
@@ -70,16 +83,23 @@ def _dask_available() -> bool:
 
 
 def resolve_scheduler(value: str | None = None, *, workers: int | None = None, tasks: int = 1,
-                      source: str = "--scheduler") -> Scheduler:
+                      source: str = "--scheduler", timeout: float | None = None) -> Scheduler:
     """Validate a scheduler choice (before any work); ``None`` or ``""`` means automatic.
 
     Automatic: the environment variable :data:`SCHEDULER_ENV` if set, else ``local`` when there are
     more than :data:`AUTO_LOCAL_TASKS` tasks and Dask is installed, else ``serial``. ``workers`` is the
     number of worker processes of ``local`` (default: the CPU count, at most the number of tasks); it
-    is refused with the other schedulers, whose workers are not lpdp's to choose.
+    is refused with the other schedulers, whose workers are not lpdp's to choose. ``timeout`` is how
+    long a run waits for a cluster with no reachable scheduler or no worker (default
+    :data:`CLUSTER_TIMEOUT` seconds).
     """
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise ParameterError(f"--workers {workers!r}: must be a positive integer")
+    if timeout is None:
+        timeout = CLUSTER_TIMEOUT
+    if (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not math.isfinite(timeout)
+            or timeout <= 0):
+        raise ParameterError(f"--cluster-timeout {timeout!r}: must be a positive number of seconds")
     if not value:
         value = os.environ.get(SCHEDULER_ENV, "").strip()
         source = SCHEDULER_ENV if value else source
@@ -93,7 +113,7 @@ def resolve_scheduler(value: str | None = None, *, workers: int | None = None, t
         raise ParameterError(f"{source} {value!r} needs Dask, which is not installed: {INSTALL_HINT}")
     if kind == "local":
         workers = workers or max(1, min(os.cpu_count() or 1, tasks))
-    return Scheduler(kind, address, workers)
+    return Scheduler(kind, address, workers, float(timeout))
 
 
 def parse_scheduler(value: str, source: str = "--scheduler") -> tuple[str, str | None]:
@@ -136,13 +156,68 @@ def _client(scheduler: Scheduler) -> Iterator[Any]:
                           ) as cluster, Client(cluster) as client:
             yield client
         return
+    # The client's own reports of a lost scheduler are tracebacks on stderr: lpdp says it in one line.
+    loggers = [logging.getLogger(name) for name in ("distributed", *logging.root.manager.loggerDict)
+               if name.startswith("distributed.")]
+    levels = [log.level for log in loggers]
+    for log in loggers:
+        log.setLevel(logging.CRITICAL)
     try:
-        client = Client(scheduler.address, timeout=CONNECT_TIMEOUT)
-    except (OSError, TimeoutError) as exc:
-        raise ParameterError(f"--scheduler {scheduler.address!r}: cannot reach a Dask scheduler there "
-                             f"({' '.join(str(exc).split())})") from None
-    with client:
-        yield client
+        try:
+            client = Client(scheduler.address, timeout=min(CONNECT_TIMEOUT, scheduler.timeout))
+        except (OSError, TimeoutError) as exc:
+            raise ParameterError(f"--scheduler {scheduler.address!r}: cannot reach a Dask scheduler there "
+                                 f"({' '.join(str(exc).split())})") from None
+        try:
+            yield client
+        finally:
+            client.close(timeout=_HEALTH_WAIT)
+    finally:
+        for log, level in zip(loggers, levels, strict=True):
+            log.setLevel(level)
+
+
+def _workers(client: Any) -> int:
+    """Workers the scheduler knows (0 when it does not answer within a few seconds)."""
+    try:
+        return len(client.nthreads(callback_timeout=_HEALTH_WAIT))
+    except Exception:  # the scheduler is gone or does not answer: no worker to count on
+        return 0
+
+
+def _collect(client: Any, futures: dict[Any, int], scheduler: Scheduler
+             ) -> Iterator[tuple[int, tuple[Any, str]]]:
+    """``(index, (result, where))`` of each task as it finishes; a :class:`ClusterError` as soon as the
+    scheduler is lost, or once no worker has been alive for ``scheduler.timeout`` seconds."""
+    from distributed import KilledWorker, as_completed
+    from distributed.client import CancelledError
+
+    where = scheduler.describe()
+    ready = as_completed(futures)
+    healthy = checked = time.monotonic()
+    while not ready.is_empty():
+        batch = ready.next_batch(block=False)
+        now = time.monotonic()
+        for fut in batch:
+            try:
+                yield futures[fut], fut.result()
+            except CancelledError:
+                raise ClusterError(f"--scheduler {where}: lost the connection to the Dask scheduler"
+                                   ) from None
+            except KilledWorker as exc:
+                raise ClusterError(f"--scheduler {where}: a task killed every worker that ran it "
+                                   f"({' '.join(str(exc).split())})") from None
+        if batch:
+            healthy = now
+            continue
+        if now - checked >= _HEALTH_EVERY:
+            checked = now
+            if _workers(client):
+                healthy = time.monotonic()
+            elif time.monotonic() - healthy > scheduler.timeout:
+                raise ClusterError(f"--scheduler {where}: no Dask scheduler or worker answered for "
+                                   f"{scheduler.timeout:g} s (--cluster-timeout); the cluster is down")
+        time.sleep(0.05)
 
 
 def run_tasks(func: Callable[..., Any], tasks: Sequence[tuple[Any, ...]], scheduler: Scheduler
@@ -150,7 +225,9 @@ def run_tasks(func: Callable[..., Any], tasks: Sequence[tuple[Any, ...]], schedu
     """Run ``func(*tasks[i])`` for every ``i``; yield ``(i, result, where)`` as each task finishes.
 
     ``func`` must be importable by name on the workers (a module-level function of lpdp). Stopping the
-    iteration (or Ctrl-C) cancels what has not run and shuts a local cluster down.
+    iteration (or Ctrl-C) cancels what has not run and shuts a local cluster down. A cluster that
+    stops working raises :class:`~lpdp.errors.ClusterError` (see :func:`_collect`); the results
+    yielded before it stay valid.
 
     Examples
     --------
@@ -163,13 +240,11 @@ def run_tasks(func: Callable[..., Any], tasks: Sequence[tuple[Any, ...]], schedu
             result, where = _call(func, args)
             yield i, result, where
         return
-    from distributed import as_completed
-
     with _client(scheduler) as client:
         futures = {client.submit(_call, func, args, pure=False): i for i, args in enumerate(tasks)}
         try:
-            for fut in as_completed(futures):
-                result, where = fut.result()
-                yield futures[fut], result, where
+            for i, (result, where) in _collect(client, futures, scheduler):
+                yield i, result, where
         finally:
-            client.cancel(list(futures))
+            with contextlib.suppress(Exception):  # a lost scheduler cannot cancel anything
+                client.cancel(list(futures))

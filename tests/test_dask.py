@@ -5,8 +5,10 @@ recompute only the missing cells. Everything started here is bounded in time and
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -139,3 +141,76 @@ def test_shipped_filter_sweep_same_on_a_cluster(where, dask_address, tmp_path_fa
                 "--scheduler", "local" if where == "local" else dask_address[0])
     assert len(serial["result"]["cells"]) == 63
     assert json.dumps(other["result"]) == json.dumps(serial["result"])
+
+
+
+def _start(args, folder, name):
+    """A ``dask`` process in its own process group (so the test can kill it and all its children)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    log = (folder / f"{name}.log").open("w")
+    proc = subprocess.Popen([sys.executable, "-m", "dask", *args], env=env, stdout=log,
+                            stderr=subprocess.STDOUT, cwd=folder, start_new_session=True)
+    log.close()
+    return proc
+
+
+def _wait_for(predicate, what, timeout=START_TIMEOUT):
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out waiting for {what}")
+        time.sleep(0.1)
+
+
+def test_a_dead_cluster_is_reported_in_one_line_and_keeps_finished_cells(tmp_path, capsys):
+    """In the middle of a sweep, first the only worker is killed, then (after a restart with ``--resume``)
+    the scheduler: each time ``lpdp run`` stops within ``--cluster-timeout`` (plus the health check's own
+    wait) with one line and a non-zero status, and the cells finished before are kept and reused."""
+    src = tmp_path / "slow.toml"
+    src.write_text('kind = "double_dp_epsilon"\ntitle = "t"\nconstraints = [[0.3, 0.0], [0.15, 0.02]]\n'
+                   'delta = 1e-6\n[sweep]\nk = [' + ", ".join(str(k) for k in range(300, 340)) + "]\n")
+    scheduler_file, out = tmp_path / "scheduler.json", tmp_path / "out"
+    cells = out / "slow.cells"
+    procs = []
+
+    def start_worker():
+        # without a nanny: killing its process group leaves the cluster without workers
+        procs.append(_start(["worker", address, "--nthreads", "1", "--no-nanny", "--host", "127.0.0.1",
+                             "--no-dashboard", "--dashboard-address", "127.0.0.1:0"], tmp_path, "worker"))
+        with distributed.Client(address, timeout=START_TIMEOUT) as client:
+            client.wait_for_workers(1, timeout=START_TIMEOUT)
+
+    def run_until_killed(victim, *extra):
+        before = len(list(cells.iterdir())) if cells.is_dir() else 0
+        codes = []
+        run = threading.Thread(target=lambda: codes.append(main([
+            "run", str(src), "--out", str(out), "--scheduler", address, "--cluster-timeout", "3", "--quiet",
+            *extra])), daemon=True)
+        run.start()
+        _wait_for(lambda: cells.is_dir() and len(list(cells.iterdir())) > before, "a newly finished cell")
+        os.killpg(victim.pid, signal.SIGKILL)
+        victim.wait(timeout=30)
+        run.join(timeout=60)
+        assert not run.is_alive(), "lpdp run did not stop"
+        lines = capsys.readouterr().err.strip().splitlines()
+        assert codes and codes[0] != 0 and len(lines) == 1, lines
+        kept = sorted(cells.iterdir())
+        assert before < len(kept) < 40 and f"{len(kept)} of 40 cells are kept" in lines[0]
+        assert all(json.loads(p.read_text())["fingerprint"] for p in kept)
+        return lines[0]
+
+    try:
+        procs.append(_start(["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                             "--dashboard-address", "127.0.0.1:0", "--scheduler-file", str(scheduler_file)],
+                            tmp_path, "scheduler"))
+        _wait_for(scheduler_file.exists, "the dask scheduler")
+        address = json.loads(scheduler_file.read_text())["address"]
+        start_worker()
+        assert "no Dask scheduler or worker answered for 3 s" in run_until_killed(procs[-1])
+        start_worker()
+        assert "lost the connection to the Dask scheduler" in run_until_killed(procs[0], "--resume")
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+            p.wait(timeout=30)

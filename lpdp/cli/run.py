@@ -43,7 +43,8 @@ def _handle(args: argparse.Namespace) -> int:
         raise ScenarioError("no scenario files to run")
     try:
         rows = scenarios.run_many(paths, args.out, scheduler=args.scheduler, workers=args.workers,
-                                  resume=args.resume, progress=False if args.quiet else None)
+                                  resume=args.resume, progress=False if args.quiet else None,
+                                  cluster_timeout=args.cluster_timeout)
     except KeyboardInterrupt:
         print(f"lpdp run: interrupted; finished cells are kept in {args.out}/: rerun with --resume to "
               "compute only the missing ones", file=sys.stderr)
@@ -97,6 +98,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "Results are identical whatever the choice")
     p.add_argument("--workers", type=int, metavar="N",
                    help="worker processes of --scheduler local (default: one per CPU)")
+    p.add_argument("--cluster-timeout", type=float, metavar="SECONDS",
+                   help="stop (keeping the finished cells for --resume) when a Dask cluster has had no "
+                        "reachable scheduler or no worker for this long (default 60)")
     p.add_argument("--resume", action="store_true",
                    help="reuse the finished cells (and finished scenarios) of an earlier run into --out; "
                         "compute only the missing ones")

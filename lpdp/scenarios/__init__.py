@@ -190,17 +190,19 @@ def schema_text() -> str:
 
 
 def run_file(path: str | Path, out_dir: str | Path, *, scheduler: str | None = None,
-             workers: int | None = None, resume: bool = False, progress: bool | None = None
-             ) -> dict[str, Any]:
+             workers: int | None = None, resume: bool = False, progress: bool | None = None,
+             cluster_timeout: float | None = None) -> dict[str, Any]:
     """Run one scenario file into ``out_dir`` (``<stem>.json``, ``<stem>.png``, ...); return a row.
 
     ``scheduler``/``workers`` choose where cells and chunks run (:func:`lpdp.parallel.resolve_scheduler`;
     the file's own keys are used when these are ``None``); ``resume`` reuses finished cells (and whole
     finished scenarios) of an earlier run into the same folder; ``progress`` shows a progress bar on
-    stderr (``None``: when stderr is a terminal).
+    stderr (``None``: when stderr is a terminal); ``cluster_timeout`` is how long to wait for a cluster
+    with no reachable scheduler or worker before stopping with :class:`~lpdp.errors.ClusterError`
+    (finished cells are kept for ``resume``).
     """
     return run_many([path], out_dir, scheduler=scheduler, workers=workers, resume=resume,
-                    progress=progress)[0]
+                    progress=progress, cluster_timeout=cluster_timeout)[0]
 
 
 def shipped_root() -> Path:
@@ -325,8 +327,9 @@ def run_many(paths: Sequence[str | Path], out_dir: str | Path, **options: Any) -
         if stem in stems:  # before the output folder is touched
             raise ScenarioError(f"{stems[stem]} and {p}: both would write {stem}.json; rename one")
         stems[stem] = str(p)
-    if options.get("scheduler") or options.get("workers"):
-        resolve_scheduler(options.get("scheduler"), workers=options.get("workers"))
+    if options.get("scheduler") or options.get("workers") or options.get("cluster_timeout") is not None:
+        resolve_scheduler(options.get("scheduler"), workers=options.get("workers"),
+                          timeout=options.get("cluster_timeout"))
     with Manifest(out_dir, inputs=paths, option="--out") as manifest:
         for p in paths:
             manifest.claim(f"{Path(p).stem}.json", str(p))

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from lpdp._version import __version__
-from lpdp.errors import ScenarioError
+from lpdp.errors import ClusterError, ScenarioError
 
 __all__ = ["Sweep", "build_sweep", "cell_seed", "run_scenario", "scalar_columns"]
 
@@ -282,8 +282,8 @@ def _read_cell(path: Path, fingerprint: str) -> dict[str, Any] | None:
 
 
 def run_scenario(path: str | Path, manifest: Any, *, scheduler: str | None = None,
-                 workers: int | None = None, resume: bool = False, progress: bool | None = None
-                 ) -> dict[str, Any]:
+                 workers: int | None = None, resume: bool = False, progress: bool | None = None,
+                 cluster_timeout: float | None = None) -> dict[str, Any]:
     """Run one scenario into the folder of ``manifest`` (a :class:`lpdp.export.Manifest` in which
     ``<stem>.json`` is already claimed); the other arguments are those of
     :func:`lpdp.scenarios.run_file`. Every output is written atomically and recorded in the manifest."""
@@ -313,7 +313,7 @@ def run_scenario(path: str | Path, manifest: Any, *, scheduler: str | None = Non
     n_tasks = sum(kind.split.chunks(c) for c in cells) if kind.split is not None else len(cells)
     sched = resolve_scheduler(scheduler or params["scheduler"] or None,
                               workers=workers or params["workers"] or None, tasks=n_tasks,
-                              source="--scheduler" if scheduler else "scheduler")
+                              source="--scheduler" if scheduler else "scheduler", timeout=cluster_timeout)
     t0 = time.perf_counter()
     hosts: set[str] = set()
     reused = 0
@@ -336,15 +336,20 @@ def run_scenario(path: str | Path, manifest: Any, *, scheduler: str | None = Non
                     payloads[i] = doc["result"]
                     reused += 1
         todo = [(i, c) for i, c in enumerate(cells) if payloads[i] is None]
-        for i, output, where in _execute(kind, todo, sched, progress, stem):
-            payload, summary = ((output.payload, output.summary) if isinstance(output, ScenarioOutput)
-                                else output)
-            payloads[i] = jsonable(payload)
-            hosts.update(where.split(","))
-            atomic_write(cell_paths[i], json.dumps({
-                "fingerprint": prints[i], "index": i, "parameters": jsonable(sweep.values[i]),
-                "result": payloads[i], "summary": summary, "lpdp_version": __version__},
-                default=repr) + "\n", option="--out")
+        try:
+            for i, output, where in _execute(kind, todo, sched, progress, stem):
+                payload, summary = ((output.payload, output.summary) if isinstance(output, ScenarioOutput)
+                                    else output)
+                payloads[i] = jsonable(payload)
+                hosts.update(where.split(","))
+                atomic_write(cell_paths[i], json.dumps({
+                    "fingerprint": prints[i], "index": i, "parameters": jsonable(sweep.values[i]),
+                    "result": payloads[i], "summary": summary, "lpdp_version": __version__},
+                    default=repr) + "\n", option="--out")
+        except ClusterError as exc:
+            kept = sum(p is not None for p in payloads)
+            raise ClusterError(f"{exc}; {kept} of {len(cells)} cells are kept in {cell_dir}/: rerun with "
+                               "--resume to compute only the others") from None
         rows = [{**scalar_columns(jsonable(v)), **scalar_columns(r)}
                 for v, r in zip(sweep.values, payloads, strict=True)]
         result = ScenarioOutput(
