@@ -410,6 +410,27 @@ def test_commensurate_levels_route_matches_the_two_dimensional_lattice(c1, c2, k
     np.testing.assert_allclose(fast.log_delta(eps)[ok], want[ok], rtol=0, atol=1e-12)
 
 
+def test_rational_ratio_with_many_levels_takes_the_lattice_and_agrees_with_the_levels_route(monkeypatch):
+    """ε1/ε2 = 50/21: 10^4 integer levels at k = 100 cost more than the (n1, n2) lattice, which the
+    router takes; the levels route (independent) gives the same δ(ε)."""
+    from lpdp.compose import double
+
+    c1, c2, k = (0.05, 0.0), (0.021, 1e-4), 100
+    costs = double.route_costs(0.05, 0.021, k)
+    assert costs["lattice"][1] < costs["levels"][1]
+    other = double._levels(double._classify(c1, c2), k, [50, 21])
+
+    def refuse(*_):
+        raise AssertionError("the levels route was taken")
+
+    monkeypatch.setattr(double, "_levels", refuse)
+    fast = double_dp(c1, c2, k)
+    eps = np.linspace(0.0, 4.5, 60)  # below k ε1 = 5, where δ is a rounding-level artefact of either route
+    want = other.log_delta(eps)
+    ok = want > -690
+    np.testing.assert_allclose(fast.log_delta(eps)[ok], want[ok], rtol=0, atol=1e-12)
+
+
 def test_figure2_at_ten_thousand_is_normalised():
     """k = 10^4 (the 2-D lattice stopped at 3000): the masses sum to one to 1e-12."""
     r = double_dp((0.3, 0.0), (0.15, 0.02), 10_000)

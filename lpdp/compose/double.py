@@ -12,7 +12,8 @@ The exact route (``method="lattice"``, the default): the k-fold product grouped 
 parity of i) of positive terms, split and scaled by powers of two so that every term above ``2^-1517``
 keeps full relative precision and no arithmetic is subnormal (which would make BLAS ~50x slower). O(k^2)
 keys, O(k^3) multiply-adds in BLAS: k = 1000 in well under a second. When ε1/ε2 is rational, the k-fold
-convolution power of one coordinate's law on integer levels instead (:func:`_levels`). Theorem 2's mixture
+convolution power of one coordinate's law on integer levels (:func:`_levels`) instead, if that is cheaper
+(:func:`route_costs`: few levels, as for ε1 = 2 ε2; not 21/50 at large k). Theorem 2's mixture
 and Theorem 3's intersection are checks of this route in the test suite (same region to 1e-12).
 
 Baselines (supersets of the exact region): ``"remark1"``, ``R_k(ε1,δ1) ∩ R_k(ε2,δ2)``, and ``"remark2"``
@@ -30,7 +31,7 @@ from fractions import Fraction
 import numpy as np
 from scipy.special import gammaln
 
-from lpdp._limits import check_budget, seconds_for
+from lpdp._limits import check_budget, memory_limit_bytes, seconds_for
 from lpdp._numerics import log_softplus
 from lpdp._validate import check_delta, check_epsilon, check_int
 from lpdp.compose._convolve import log_power
@@ -45,7 +46,7 @@ from lpdp.compose.kairouz import homogeneous
 from lpdp.errors import ParameterError
 from lpdp.region import PrivacyRegion
 
-__all__ = ["METHODS", "double_dp", "total_variation_eta", "max_k_within"]
+__all__ = ["METHODS", "double_dp", "total_variation_eta", "max_k_within", "route_costs"]
 
 #: Accepted values of ``method``: the exact route, then the two baselines.
 METHODS = ("lattice", "remark1", "remark2")
@@ -161,11 +162,46 @@ def double_dp(first: tuple[float, float], second: tuple[float, float], k: int, *
     if not isinstance(cls, _Active):
         return homogeneous(*cls, k)
     units = commensurate_units([cls.e1, cls.e2])
-    if units is not None:
+    costs = route_costs(cls.e1, cls.e2, k)
+    fitting = [r for r, (memory, _) in costs.items() if memory <= memory_limit_bytes()] or list(costs)
+    route = min(fitting, key=lambda r: costs[r][1])
+    memory, seconds = costs[route]
+    if route == "levels":
+        check_budget(f"k={k} ({_level_count(k, units)} integer levels)", memory_bytes=memory, seconds=seconds)
         return _levels(cls, k, units)
-    check_budget(f"k={k} with method 'lattice'", memory_bytes=150.0 * (k + 1) ** 2,
-                 seconds=seconds_for((k + 1) ** 3 / 40), hint="use commensurate ε (e.g. ε1 = 2 ε2)")
+    check_budget(f"k={k} with method 'lattice'", memory_bytes=memory, seconds=seconds,
+                 hint="use commensurate ε (e.g. ε1 = 2 ε2)")
     return _lattice(cls, k)
+
+
+def route_costs(e1: float, e2: float, k: int) -> dict[str, tuple[float, float]]:
+    """Estimated peak memory (bytes) and time (seconds) of each exact route for two active constraints
+    with ``ε1 > ε2`` composed ``k`` times: ``"lattice"`` (O(k^2) keys, O(k^3) BLAS work) always, and
+    ``"levels"`` (the convolution power on integer levels, O((k u1)^2) work) when ``ε1/ε2 = u1/u2`` is
+    rational. :func:`double_dp` takes the cheaper route that fits the memory budget, so a ratio like
+    21/50 (u1 = 50) does not send k = 1000 to 10^5 levels.
+
+    Examples
+    --------
+    >>> from lpdp.compose.double import route_costs
+    >>> sorted(route_costs(0.3, 0.15, 1000))                    # ratio 2: both routes exist
+    ['lattice', 'levels']
+    >>> c = route_costs(0.05, 0.021, 1000)
+    >>> c["lattice"][1] < c["levels"][1]                        # 21/50: the lattice is cheaper
+    True
+    """
+    costs = {"lattice": (150.0 * (k + 1) ** 2, seconds_for((k + 1) ** 3 / 40))}
+    units = commensurate_units([e1, e2])
+    if units is not None:
+        size = float(_level_count(k, units))
+        costs["levels"] = (120.0 * size, seconds_for(size ** 2 / 20))
+    return costs
+
+
+def _level_count(k: int, units: list[int]) -> int:
+    """Integer levels of the k-fold power on the commensurate route (see :func:`_levels`)."""
+    u1, u2 = units
+    return 2 * k * u1 // math.gcd(2 * u1, u1 + u2, u1 - u2) + 1
 
 
 def _log_tilde(p: _Active, k: int) -> tuple[float, float]:
@@ -190,9 +226,7 @@ def _levels(p: _Active, k: int, units: list[int]) -> PrivacyRegion:
     """
     u1, u2 = units
     g = math.gcd(2 * u1, u1 + u2, u1 - u2)
-    size = 2 * k * u1 // g + 1
-    check_budget(f"k={k} ({size} integer levels)", memory_bytes=120.0 * size,
-                 seconds=seconds_for(float(size) ** 2 / 20))
+    size = _level_count(k, units)
     sp1, sp2 = float(log_softplus(p.e1)), float(log_softplus(p.e2))
     base = np.full(2 * u1 // g + 1, -np.inf)
     for at, log_mass in ((2 * u1, p.log_1m_alpha + p.e1 - sp1), (0, p.log_1m_alpha - sp1),
