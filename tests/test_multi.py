@@ -3,6 +3,7 @@ dp_accounting (n >= 3), and the heterogeneous route against Theorem 1."""
 
 from __future__ import annotations
 
+import importlib
 import math
 
 import numpy as np
@@ -43,8 +44,8 @@ def test_one_constraint_is_kairouz(eps, delta, k, step):
 ])
 def test_two_constraints_are_theorems_2_and_3(c1, c2, k):
     got = multi([c1, c2], k)
-    for theorem in THEOREMS.values():
-        assert_regions_equal(got, theorem(c1, c2, k), rtol=1e-9, boundary_atol=1e-10)
+    for theorem in THEOREMS.values():   # atol: a found step's slack (safe side, ~k 1e-17) where δ = 0
+        assert_regions_equal(got, theorem(c1, c2, k), rtol=1e-9, atol=1e-15, boundary_atol=1e-10)
 
 
 @pytest.mark.parametrize("constraints, k", [
@@ -74,10 +75,33 @@ def test_three_constraints_dp_accounting_brackets_us():
     np.testing.assert_allclose(exact.delta(eps), upper, rtol=2e-2, atol=1e-9)
 
 
-def test_lattice_step_gives_the_same_exact_region():
+def test_lattice_step_gives_the_same_exact_region(monkeypatch):
+    """The 1-D power on a common step (given, or found) against one lattice coordinate per level."""
+    module = importlib.import_module("lpdp.compose.multi")
+
     constraints = [(0.9, 1e-5), (0.6, 1e-3), (0.3, 0.02), (0.15, 0.05)]
-    assert_regions_equal(multi(constraints, 6), multi(constraints, 6, step=0.15), rtol=1e-10,
-                         boundary_atol=1e-10)
+    given, found = multi(constraints, 6, step=0.15), multi(constraints, 6)
+    monkeypatch.setattr(module, "_common_step", lambda levels, counts: None)
+    per_level = multi(constraints, 6)
+    for r in (given, found):
+        assert_regions_equal(r, per_level, rtol=1e-10, boundary_atol=1e-10)
+
+
+def test_products_on_a_found_step_match_the_per_level_lattice(monkeypatch):
+    """Two constraints ×7 and 5-ary randomized response ×4: levels 1, 0.3, 0.5 on the found step 0.1
+    (a 1-D power per part) against the 3-D lattice of one coordinate per level."""
+    module = importlib.import_module("lpdp.compose.multi")
+    from lpdp.mechanisms import randomized_response
+
+    parts = [(PrivacyRegion.from_constraints([(1.0, 1e-6), (0.3, 1e-3)]), 7),
+             (randomized_response(5, 0.5).region(), 4)]
+    fast = compose_regions(parts)
+    monkeypatch.setattr(module, "_common_step", lambda levels, counts: None)
+    eps = np.linspace(0.0, 9.0, 50)
+    want = compose_regions(parts).log_delta(eps)
+    ok = want > -690
+    np.testing.assert_allclose(fast.log_delta(eps)[ok], want[ok], rtol=0, atol=1e-11)
+    assert np.all(fast.log_delta(eps) >= want - 1e-12)
 
 
 def test_tiny_masses_keep_relative_precision():
@@ -121,7 +145,7 @@ def test_heterogeneous_constraint_sets_brute_force():
     (lambda: compose_regions([(PrivacyRegion.from_pair([0.5, 0.5], [0.2, 0.8]), 2)]), r"symmetric"),
     (lambda: compose_regions([(PrivacyRegion.from_dp(1, 0), 0)]), r"every count is 0"),
     (lambda: compose_regions([(PrivacyRegion.from_dp(1, 0), -1)]), r"parts\[0\]\.count=-1"),
-    (lambda: multi([(1.0, 0.0), (0.7, 0.01), (0.3, 0.02), (0.1, 0.05)], 400), r"pass step="),
+    (lambda: multi([(1.0, 0.0), (0.7071, 0.01), (0.3183, 0.02), (0.1234567, 0.05)], 400), r"pass step="),
 ])
 def test_bad_input(call, match):
     with pytest.raises(ParameterError, match=match):
@@ -165,7 +189,7 @@ def test_lattice_over_the_memory_budget_is_refused_at_once():
     from lpdp._limits import budget
 
     cons = [(1.0, 0.0), (0.5, 0.1), (0.2, 0.3)]
-    with budget(memory_gb=1e-4), pytest.raises(ParameterError, match=r"exact lattice of 50 mechanisms"):
-        multi(cons, 50)
+    with budget(memory_gb=1e-4), pytest.raises(ParameterError, match=r"exact lattice of 500 mechanisms"):
+        multi(cons, 500)                  # on the found step 0.1: 10^4 cells
     with budget(seconds=1e-3), pytest.raises(ParameterError, match=r"of computation"):
-        multi(cons, 50, step=0.1)
+        multi(cons, 500, step=0.1)
