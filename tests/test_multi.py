@@ -80,6 +80,7 @@ def test_lattice_step_gives_the_same_exact_region(monkeypatch):
     module = importlib.import_module("lpdp.compose.multi")
 
     constraints = [(0.9, 1e-5), (0.6, 1e-3), (0.3, 0.02), (0.15, 0.05)]
+    monkeypatch.setattr(module, "QUICK_SECONDS", 0.0)   # this small case would keep the per-level lattice
     given, found = multi(constraints, 6, step=0.15), multi(constraints, 6)
     monkeypatch.setattr(module, "_common_step", lambda levels, counts: None)
     per_level = multi(constraints, 6)
@@ -95,6 +96,7 @@ def test_products_on_a_found_step_match_the_per_level_lattice(monkeypatch):
 
     parts = [(PrivacyRegion.from_constraints([(1.0, 1e-6), (0.3, 1e-3)]), 7),
              (randomized_response(5, 0.5).region(), 4)]
+    monkeypatch.setattr(module, "QUICK_SECONDS", 0.0)
     fast = compose_regions(parts)
     monkeypatch.setattr(module, "_common_step", lambda levels, counts: None)
     eps = np.linspace(0.0, 9.0, 50)

@@ -165,6 +165,8 @@ def double_dp(first: tuple[float, float], second: tuple[float, float], k: int, *
     costs = route_costs(cls.e1, cls.e2, k)
     fitting = [r for r, (memory, _) in costs.items() if memory <= memory_limit_bytes()] or list(costs)
     route = min(fitting, key=lambda r: costs[r][1])
+    if "levels" in fitting and costs["levels"][1] <= QUICK_SECONDS:
+        route = "levels"                 # integer levels merge ties exactly; cheap work keeps its route
     memory, seconds = costs[route]
     if route == "levels":
         check_budget(f"k={k} ({_level_count(k, units)} integer levels)", memory_bytes=memory, seconds=seconds)
@@ -174,12 +176,18 @@ def double_dp(first: tuple[float, float], second: tuple[float, float], k: int, *
     return _lattice(cls, k)
 
 
+#: Estimated seconds below which a route is taken whatever the other costs (results stay those of the
+#: route small cases have always used, to the last bit).
+QUICK_SECONDS = 0.05
+
+
 def route_costs(e1: float, e2: float, k: int) -> dict[str, tuple[float, float]]:
     """Estimated peak memory (bytes) and time (seconds) of each exact route for two active constraints
     with ``ε1 > ε2`` composed ``k`` times: ``"lattice"`` (O(k^2) keys, O(k^3) BLAS work) always, and
     ``"levels"`` (the convolution power on integer levels, O((k u1)^2) work) when ``ε1/ε2 = u1/u2`` is
-    rational. :func:`double_dp` takes the cheaper route that fits the memory budget, so a ratio like
-    21/50 (u1 = 50) does not send k = 1000 to 10^5 levels.
+    rational. :func:`double_dp` takes the levels route when it is quick (:data:`QUICK_SECONDS`), else
+    the cheaper route that fits the memory budget, so a ratio like 21/50 (u1 = 50) does not send
+    k = 1000 to 10^5 levels.
 
     Examples
     --------

@@ -50,6 +50,9 @@ STEP_TOL = 1e-9
 MAX_STEP_UNITS = float(2**52)
 #: Peak bytes per lattice cell of :func:`lpdp.compose._convolve.convolve` (float and bool box arrays).
 _BYTES_PER_CELL = 60
+#: Estimated seconds below which the sequential lattice is kept (small cases keep their results to the
+#: last bit); above, a common step and the convolution power by squaring are used when cheaper.
+QUICK_SECONDS = 0.05
 
 
 def multi(constraints: Iterable[tuple[float, float]], k: int, *, step: float | None = None
@@ -188,7 +191,7 @@ def _product_atoms(regions: list[PrivacyRegion], counts: list[int], step: float 
     if step is None:
         step = _common_step(levels, counts)
     keyed = [(_keys(r, levels, step), lp) for r, lp in zip(regions, log_ps, strict=True)]
-    if step is not None:
+    if step is not None and _sequential_seconds([k for k, _ in keyed], counts) > QUICK_SECONDS:
         _check_cost([k for k, _ in keyed], counts, step, power=True)
         ell, log_p = _power_1d(keyed, counts)
         # how far a key's exact loss Σ n_j L_j can lie from ℓ Δ when L_j is only close to u_j Δ
@@ -198,8 +201,16 @@ def _product_atoms(regions: list[PrivacyRegion], counts: list[int], step: float 
     _check_cost([k for k, _ in keyed], counts, step)
     steps = [kw for kw, c in zip(keyed, counts, strict=True) for _ in range(c)]
     keys, log_p = convolve(steps)
+    if step is not None:
+        return keys[:, 0] * step, log_p, 0.0
     loss = lattice_loss(list(levels), list(keys.T))
     return loss, log_p, merge_tolerance(float(np.max(np.abs(loss), initial=0.0)))
+
+
+def _sequential_seconds(keyed: list[np.ndarray], counts: list[int]) -> float:
+    """Estimated seconds of the sequential lattice (one convolution per mechanism) of these keys."""
+    span = 1.0 + sum(c * np.ptp(k, axis=0).astype(float) for k, c in zip(keyed, counts, strict=True))
+    return seconds_for(sum(counts) * max(k.shape[0] for k in keyed) * float(np.prod(span)) / 2)
 
 
 def _common_step(levels: np.ndarray, counts: list[int]) -> float | None:
@@ -210,8 +221,8 @@ def _common_step(levels: np.ndarray, counts: list[int]) -> float | None:
         return None
     total = sum(counts)
     cells_1d = 2.0 * total * max(units) + 1
-    cells_nd = float((2 * total + 1) ** levels.size)
-    if _power_seconds(cells_1d) > seconds_for(total * 2 * levels.size * cells_nd / 2):
+    per_level = seconds_for(total * 2 * levels.size * float((2 * total + 1) ** levels.size) / 2)
+    if per_level <= QUICK_SECONDS or _power_seconds(cells_1d) > per_level:
         return None
     return float(levels.max()) / max(units)
 
