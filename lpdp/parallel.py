@@ -207,6 +207,13 @@ def _collect(client: Any, futures: dict[Any, int], scheduler: Scheduler
             except KilledWorker as exc:
                 raise ClusterError(f"--scheduler {where}: a task killed every worker that ran it "
                                    f"({' '.join(str(exc).split())})") from None
+            except OSError:  # the worker holding the finished result died: compute it again
+                try:
+                    client.retry([fut])
+                except Exception:
+                    raise ClusterError(f"--scheduler {where}: lost the connection to the Dask scheduler"
+                                       ) from None
+                ready.add(fut)
         if batch:
             healthy = now
             continue

@@ -162,6 +162,7 @@ def _wait_for(predicate, what, timeout=START_TIMEOUT):
         time.sleep(0.1)
 
 
+@pytest.mark.deep  # about 45 s on a loaded machine (a scheduler and two worker starts)
 def test_a_dead_cluster_is_reported_in_one_line_and_keeps_finished_cells(tmp_path, capsys):
     """In the middle of a sweep, first the only worker is killed, then (after a restart with ``--resume``)
     the scheduler: each time ``lpdp run`` stops within ``--cluster-timeout`` (plus the health check's own
