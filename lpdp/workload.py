@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from lpdp._schema import Field, validate
 from lpdp._validate import check_int
 from lpdp.accountant import Accountant, Guarantee
 from lpdp.display import format_lower, format_upper
@@ -52,7 +53,6 @@ from lpdp.mechanisms import (
     randomized_response,
 )
 from lpdp.region import PrivacyRegion
-from lpdp.scenarios._schema import Field, validate
 
 __all__ = ["KINDS", "MECHANISM", "mechanism_from_entry", "parse", "read", "load", "accountant", "report",
            "regions", "summary"]
