@@ -37,7 +37,7 @@ from lpdp.compose import METHODS, double_dp, heterogeneous, homogeneous, multi
 from lpdp.compose._levels import identity_region
 from lpdp.compose.multi import compose_regions, directed_product
 from lpdp.errors import ParameterError
-from lpdp.mechanisms import DPMechanism, GaussianMechanism, Mechanism
+from lpdp.mechanisms import Mechanism
 from lpdp.region import PrivacyRegion
 from lpdp.tradeoff import gaussian
 
@@ -248,8 +248,7 @@ def route(parts: Sequence[tuple[Mechanism, int]], *, method: Method = "lattice",
     items = _merged(parts)
     if method not in METHODS:
         raise ParameterError(f"method={method!r}: must be one of {', '.join(METHODS)}")
-    single_double = len(items) == 1 and isinstance(items[0][0], DPMechanism) \
-        and len(items[0][0].constraints) == 2
+    single_double = len(items) == 1 and len(items[0][0].dp_constraints() or ()) == 2
     if method != "lattice" and not single_double:
         raise ParameterError(f"method={method!r}: only for one mechanism meeting exactly two constraints")
     if not items:
@@ -258,18 +257,19 @@ def route(parts: Sequence[tuple[Mechanism, int]], *, method: Method = "lattice",
     continuous = [(m, k) for m, k in items if not m.is_finite]
     if not continuous:
         return _finite_route(finite, method, step)
-    if not finite and all(isinstance(m, GaussianMechanism) for m, _ in continuous):
-        mu = math.sqrt(math.fsum(k * m.mu ** 2 for m, k in continuous))
+    mus = [m.gaussian_mu() for m, _ in continuous]
+    if not finite and None not in mus:
+        mu = math.sqrt(math.fsum(k * mu ** 2 for mu, (_, k) in zip(mus, continuous, strict=True)))
         return _exact(gaussian(mu), "gaussian")
     lower, upper = _certified(continuous, finite)
     return Guarantee(lower, upper, False, "certified")
 
 
 def _finite_route(parts: list[tuple[Mechanism, int]], method: Method, step: float | None) -> Guarantee:
-    if all(isinstance(m, DPMechanism) for m, _ in parts):
+    constraints = [m.dp_constraints() for m, _ in parts]
+    if None not in constraints:
         if len(parts) == 1 and step is None:
-            mech, k = parts[0]
-            cons = mech.constraints
+            cons, k = constraints[0], parts[0][1]
             if len(cons) == 1:
                 return _exact(homogeneous(*cons[0], k), "kairouz")
             if len(cons) == 2:
@@ -279,12 +279,11 @@ def _finite_route(parts: list[tuple[Mechanism, int]], method: Method, step: floa
                 return _exact(region, method)
             return _exact(multi(cons, k), "multi")
         if len(parts) == 1:
-            return _exact(multi(parts[0][0].constraints, parts[0][1], step=step), "multi")
-        if all(m.is_pure for m, _ in parts):
+            return _exact(multi(constraints[0], parts[0][1], step=step), "multi")
+        if all(len(c) == 1 and c[0][1] == 0.0 for c in constraints):   # pure ε-DP only
             counts: dict[float, int] = {}
-            for m, k in parts:
-                e = m.constraints[0][0]
-                counts[e] = counts.get(e, 0) + k
+            for c, (_, k) in zip(constraints, parts, strict=True):
+                counts[c[0][0]] = counts.get(c[0][0], 0) + k
             return _exact(heterogeneous(counts), "theorem1")
     if all(m.is_symmetric for m, _ in parts):
         return _exact(compose_regions([(m.region(), k) for m, k in parts], step=step), "product")

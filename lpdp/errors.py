@@ -9,6 +9,7 @@ from __future__ import annotations
 __all__ = [
     "LpdpError",
     "ParameterError",
+    "NotApplicableError",
     "SolverError",
     "BudgetExhaustedError",
     "ScenarioError",
@@ -24,6 +25,11 @@ class LpdpError(Exception):
 
 class ParameterError(LpdpError, ValueError):
     """A parameter is outside its valid range (the message names it, its value and the range)."""
+
+
+class NotApplicableError(ParameterError):
+    """A mechanism lacks the face asked for (e.g. ρ-zCDP of a mechanism with an outcome impossible under
+    a neighbour, or anything mechanism-level of a sampled black box)."""
 
 
 class SolverError(LpdpError, RuntimeError):

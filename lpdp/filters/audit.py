@@ -32,8 +32,6 @@ from lpdp.errors import ParameterError
 from lpdp.filters.realisation import LOSS_TIE_TOL, Step, StoppingRule, within
 from lpdp.mechanisms import (
     FiniteMechanism,
-    GaussianMechanism,
-    LaplaceMechanism,
     Mechanism,
     Request,
     pair_increments,
@@ -308,7 +306,7 @@ def _simulate(rule: StoppingRule, steps: Sequence[Step], x: Hashable, trajectori
         raise ParameterError(f"steps: a cycle of {m} steps for a rule with {rule.period} threshold rows")
     plan = [(mech, request_input(req, x),
              [(request_input(req, a), request_input(req, b)) for a, b in rule.pairs],
-             isinstance(mech, GaussianMechanism)) for mech, req in steps]
+             mech.finite_losses) for mech, req in steps]
     t_out = np.zeros(trajectories, dtype=np.int64)
     final = np.zeros((trajectories, p))
 
@@ -403,7 +401,7 @@ def _check_cost(rule: StoppingRule, mechanism: Mechanism, request: Request | Non
     n, p = rule.max_steps, len(rule.pairs)
     base = 64.0 * n  # survival curves (arrays and tuples)
     if method == "exact":
-        if not isinstance(mechanism, FiniteMechanism):
+        if not mechanism.finite_outputs:
             raise ParameterError("method='exact': needs a FiniteMechanism")
         k = max(int(np.count_nonzero(mechanism.probabilities(request_input(request, a)) > 0))
                 for a, _ in rule.pairs)
@@ -426,27 +424,33 @@ def _check_simulation(rule: StoppingRule, trajectories: int) -> None:
                  seconds=seconds_for(float(trajectories) * n * (p + 2) * 4))
 
 
+def _loss_family(mechanism: Mechanism, request: Request | None, rule: StoppingRule
+                 ) -> tuple[str, float] | None:
+    """The closed-form loss law of a rule's one pair (:meth:`~lpdp.mechanisms.Mechanism.loss_family`),
+    when the quadrature audit has a walk for it, else ``None``."""
+    if len(rule.pairs) != 2:
+        return None
+    (a, b), _ = rule.pairs
+    family = mechanism.loss_family(request_input(request, a), request_input(request, b))
+    return family if family is not None and family[0] in ("gaussian", "laplace") else None
+
+
 def _quadrature_audit(rule: StoppingRule, mechanism: Mechanism, request: Request | None,
                       nodes: int) -> list[PairAudit]:
     """Both ordered pairs of a Gaussian or Laplace rule by quadrature."""
-    if not isinstance(mechanism, GaussianMechanism | LaplaceMechanism) or len(rule.pairs) != 2:
+    family = _loss_family(mechanism, request, rule)
+    if family is None:
         raise ParameterError("method='quadrature': needs a Gaussian or Laplace mechanism and one pair")
-    (a, b), _ = rule.pairs
-    if isinstance(mechanism, LaplaceMechanism):
-        from lpdp.filters._laplace_walk import laplace_pair
-
-        # the atom r (mass 1/2)
-        r = mechanism.loss_quantile(0.5, request_input(request, a), request_input(request, b))
-        if r == 0.0:
-            raise ParameterError("method='quadrature': the pair's inputs coincide (zero loss); use "
-                                 "method='monte-carlo'")
-        return [PairAudit(rule.pairs[own], *laplace_pair(rule, rule.thresholds[own], rule.thresholds[rev],
-                                                         r, nodes)) for own, rev in ((0, 1), (1, 0))]
-    mu = abs(float(request_input(request, a)) - float(request_input(request, b))) / mechanism.sigma
-    mechanism.loss_quantile(0.5, request_input(request, a), request_input(request, b))  # sensitivity check
-    if mu == 0.0:
+    name, param = family
+    if param == 0.0:
         raise ParameterError("method='quadrature': the pair's inputs coincide (zero loss); use "
                              "method='monte-carlo'")
+    if name == "laplace":
+        from lpdp.filters._laplace_walk import laplace_pair
+
+        return [PairAudit(rule.pairs[own], *laplace_pair(rule, rule.thresholds[own], rule.thresholds[rev],
+                                                         param, nodes)) for own, rev in ((0, 1), (1, 0))]
+    mu = param
     out = []
     for own, rev in ((0, 1), (1, 0)):
         tail, hs, surv = _quadrature_pair(rule, rule.thresholds[own], rule.thresholds[rev], mu, nodes)
@@ -472,9 +476,8 @@ def rule_audit(rule: StoppingRule, mechanism: Mechanism, request: Request | None
     seed = check_int(seed, "seed", minimum=0)
     auto = method == "auto"
     if auto:
-        gauss_pair = isinstance(mechanism, GaussianMechanism | LaplaceMechanism) and len(rule.pairs) == 2
-        method = ("quadrature" if gauss_pair else
-                  "exact" if isinstance(mechanism, FiniteMechanism) else "monte-carlo")
+        method = ("quadrature" if _loss_family(mechanism, request, rule) is not None else
+                  "exact" if mechanism.finite_outputs else "monte-carlo")
     eps = rule.epsilon
     _check_cost(rule, mechanism, request, method, trajectories)
     out: list[PairAudit] = []

@@ -22,7 +22,6 @@ O(log k) steps, without any cap on k.
 
 from __future__ import annotations
 
-import functools
 import math
 from abc import abstractmethod
 from collections.abc import Callable, Hashable, Sequence
@@ -31,26 +30,13 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
-from scipy import optimize, special
+from scipy import optimize
 
 from lpdp._validate import check_delta, check_epsilon, check_positive
-from lpdp.errors import ParameterError
+from lpdp.errors import NotApplicableError, ParameterError
 from lpdp.filters.realisation import Filter, Step, StoppingRule, check_steps
-from lpdp.mechanisms import (
-    FiniteMechanism,
-    GaussianMechanism,
-    LaplaceMechanism,
-    Mechanism,
-    MixtureMechanism,
-    RegionMechanism,
-    Request,
-    request_input,
-)
-from lpdp.region import PrivacyRegion
+from lpdp.mechanisms import Mechanism, Request
 from lpdp.tradeoff import gaussian, gaussian_delta
-
-#: Unit roundoff of a double.
-_U = float(np.finfo(float).eps) / 2.0
 
 __all__ = [
     "gaussian_delta",
@@ -90,11 +76,6 @@ RRUV_CONSTANT = 28.04
 Pairs = Sequence[tuple[Hashable, Hashable]]
 
 
-class NotApplicableError(ParameterError):
-    """A mechanism-level parameter does not exist for this mechanism (e.g. ρ-zCDP of a mechanism with
-    an outcome impossible under a neighbour, or anything of a sampled black box)."""
-
-
 # -- per-round parameters of a mechanism ----------------------------------------------------------
 def gaussian_epsilon(delta: float, mu: float) -> float:
     """The smallest ``ε >= 0`` with ``gaussian_delta(ε, μ) <= δ`` (rounded up).
@@ -109,8 +90,9 @@ def gaussian_epsilon(delta: float, mu: float) -> float:
 
 
 def default_pairs(mechanism: Mechanism) -> tuple[tuple[Hashable, Hashable], ...]:
-    """The neighbouring pairs a filter checks by default for ``mechanism``: every pair of a finite
-    mechanism's inputs (local DP: any two values are neighbours), else the count pair ``(1, 0)``.
+    """The neighbouring pairs a filter checks by default for ``mechanism``
+    (:meth:`~lpdp.mechanisms.Mechanism.default_pairs`): every pair of a finite mechanism's inputs (local
+    DP: any two values are neighbours), else the count pair ``(1, 0)``.
 
     Examples
     --------
@@ -118,47 +100,11 @@ def default_pairs(mechanism: Mechanism) -> tuple[tuple[Hashable, Hashable], ...]
     >>> default_pairs(randomized_response(3, 1.0))
     ((0, 1), (0, 2), (1, 2))
     """
-    if isinstance(mechanism, FiniteMechanism):
-        keys = [v for v, _ in mechanism.table]
-        return tuple((a, b) for i, a in enumerate(keys) for b in keys[i + 1:])
-    return ((1, 0),)
-
-
-def _pair_regions(mechanism: FiniteMechanism,
-                  inputs: Sequence[tuple[Any, Any]] | None) -> list[PrivacyRegion]:
-    """The distinct exact regions of every ordered input pair (a region mechanism's own pair keeps its
-    exact log masses); cached per mechanism and inputs."""
-    return _cached_regions(mechanism, tuple(map(tuple, inputs or default_pairs(mechanism))))
-
-
-@functools.lru_cache(maxsize=64)
-def _cached_regions(mechanism: FiniteMechanism,
-                    inputs: tuple[tuple[Any, Any], ...]) -> list[PrivacyRegion]:
-    seen: dict[tuple[bytes, bytes, float], PrivacyRegion] = {}
-    for a, b in inputs:
-        for v, w in ((a, b), (b, a)):
-            if isinstance(mechanism, RegionMechanism) and (v, w) == (0, 1):
-                r = mechanism.region()
-            else:
-                r = PrivacyRegion.from_pair(mechanism.probabilities(v), mechanism.probabilities(w))
-            seen.setdefault((r.losses.tobytes(), r.log_p.tobytes(), r.log_p_inf), r)
-    return list(seen.values())
-
-
-def _laplace_r(mechanism: LaplaceMechanism) -> float:
-    return mechanism.sensitivity / mechanism.scale
-
-
-def _mixture_parts(mechanism: MixtureMechanism, inputs: Sequence[tuple[Any, Any]] | None
-                   ) -> list[tuple[float, Mechanism, list[tuple[Any, Any]]]]:
-    """``(w_j, step mechanism, its input pairs)`` of a mixture, the pairs mapped by each step's request."""
-    pairs = list(inputs or default_pairs(mechanism))
-    return [(w, m, [(request_input(r, a), request_input(r, b)) for a, b in pairs])
-            for (m, r), w in zip(mechanism.steps, mechanism.weights, strict=True)]
+    return mechanism.default_pairs()
 
 
 def describe(mechanism: Mechanism) -> str:
-    """A short name of ``mechanism`` for messages (never its whole probability table).
+    """A short name of ``mechanism`` for messages (its :attr:`~lpdp.mechanisms.Mechanism.label`).
 
     Examples
     --------
@@ -166,25 +112,13 @@ def describe(mechanism: Mechanism) -> str:
     >>> describe(randomized_response(4, 0.7))
     'a finite mechanism (4 inputs, 4 outputs)'
     """
-    d = mechanism.to_dict()
-    kind = d.get("type")
-    if kind == "finite":
-        return f"a finite mechanism ({len(d['table'])} inputs, {len(d['outputs'])} outputs)"
-    if kind in ("gaussian", "laplace"):
-        scale = "sigma" if kind == "gaussian" else "scale"
-        return f"the {kind} mechanism ({scale}={d[scale]:g}, sensitivity={d['sensitivity']:g})"
-    if kind == "mixture":
-        return f"a mixture of {len(d['steps'])} mechanisms"
-    return f"the {kind} mechanism {d.get('name', '')!r}".replace(" ''", "")
-
-
-def _not_applicable(mechanism: Mechanism, what: str) -> NotApplicableError:
-    return NotApplicableError(f"{what} is not defined for {describe(mechanism)}")
+    return mechanism.label
 
 
 def round_delta(mechanism: Mechanism, epsilon: float,
                 inputs: Sequence[tuple[Any, Any]] | None = None) -> float:
-    """The exact δ(ε) of one round: ``max over ordered input pairs of E_P[(1 - e^{ε - L})_+]``.
+    """The exact δ(ε) of one round: ``max over ordered input pairs of E_P[(1 - e^{ε - L})_+]``
+    (:meth:`~lpdp.mechanisms.Mechanism.round_delta`).
 
     Gaussian and Laplace: the closed forms of their trade-off functions (Balle–Wang; Laplace
     ``1 - e^{(ε - r)/2}`` for ``ε < r = sensitivity/scale``); finite: the exact region of each ordered
@@ -197,16 +131,7 @@ def round_delta(mechanism: Mechanism, epsilon: float,
     >>> round(round_delta(randomized_response(2, math.log(3.0)), 0.0), 6)   # 0.75 - 0.25
     0.5
     """
-    epsilon = check_epsilon(epsilon)
-    if isinstance(mechanism, (GaussianMechanism, LaplaceMechanism)):
-        return float(mechanism.tradeoff().delta(epsilon))
-    if isinstance(mechanism, FiniteMechanism):
-        return max(float(r.delta(epsilon)) for r in _pair_regions(mechanism, inputs))
-    if isinstance(mechanism, MixtureMechanism):
-        total = math.fsum(w * round_delta(m, epsilon, ins) for w, m, ins in
-                          _mixture_parts(mechanism, inputs))
-        return min(1.0, total * (1.0 + 4.0 * len(mechanism.steps) * _U))
-    raise _not_applicable(mechanism, "an exact privacy profile δ(ε)")
+    return mechanism.round_delta(check_epsilon(epsilon), inputs)
 
 
 def round_epsilon(mechanism: Mechanism, delta: float,
@@ -220,32 +145,14 @@ def round_epsilon(mechanism: Mechanism, delta: float,
     >>> abs(e - (1 + 2 * math.log(0.75))) < 1e-12
     True
     """
-    delta = check_delta(delta)
-    if isinstance(mechanism, (GaussianMechanism, LaplaceMechanism)):
-        return float(mechanism.tradeoff().epsilon(delta))
-    if isinstance(mechanism, FiniteMechanism):
-        return max(float(r.epsilon(delta)) for r in _pair_regions(mechanism, inputs))
-    if isinstance(mechanism, MixtureMechanism):  # δ(ε) is non-increasing: bisect, answer the upper end
-        def over(e: float) -> bool:
-            return round_delta(mechanism, e, inputs) > delta
-
-        if not over(0.0):
-            return 0.0
-        hi = max(round_epsilon(m, delta, ins) for _, m, ins in _mixture_parts(mechanism, inputs))
-        if not math.isfinite(hi):
-            return hi
-        lo = 0.0
-        while hi - lo > 1e-13 * max(1.0, hi):
-            mid = (lo + hi) / 2.0
-            lo, hi = (mid, hi) if over(mid) else (lo, mid)
-        return hi
-    raise _not_applicable(mechanism, "an exact privacy profile δ(ε)")
+    return mechanism.round_epsilon(check_delta(delta), inputs)
 
 
 def renyi_divergence(mechanism: Mechanism, alpha: float,
                      inputs: Sequence[tuple[Any, Any]] | None = None) -> float:
     """``D_α`` of one round, the largest over ordered input pairs (``inf`` when an outcome possible
-    under one input is impossible under the other), rounded up by a few ulps.
+    under one input is impossible under the other), rounded up by a few ulps
+    (:meth:`~lpdp.mechanisms.Mechanism.renyi`).
 
     Gaussian: ``α μ²/2``; Laplace (Mironov 2017, ``r = sensitivity/scale``):
     ``log(α/(2α-1) e^{(α-1) r} + (α-1)/(2α-1) e^{-α r}) / (α-1)``; finite:
@@ -253,62 +160,29 @@ def renyi_divergence(mechanism: Mechanism, alpha: float,
 
     Examples
     --------
+    >>> from lpdp.mechanisms import GaussianMechanism
     >>> renyi_divergence(GaussianMechanism(2.0), 4.0)   # 4 × 0.25 / 2
     0.5
     """
     a = float(alpha)
     if not (a > 1 and math.isfinite(a)):
         raise ParameterError(f"alpha={alpha!r}: must be finite and > 1")
-    if isinstance(mechanism, GaussianMechanism):
-        return a * mechanism.mu**2 / 2.0
-    if isinstance(mechanism, LaplaceMechanism):
-        r = _laplace_r(mechanism)
-        d = float(np.logaddexp(math.log(a / (2 * a - 1)) + (a - 1) * r,
-                               math.log((a - 1) / (2 * a - 1)) - a * r)) / (a - 1)
-    elif isinstance(mechanism, MixtureMechanism):
-        d = float(special.logsumexp([(a - 1) * renyi_divergence(m, a, ins) for _, m, ins in
-                                     _mixture_parts(mechanism, inputs)], b=list(mechanism.weights)))
-        d /= a - 1
-    elif isinstance(mechanism, FiniteMechanism):
-        d = -math.inf
-        for r in _pair_regions(mechanism, inputs):
-            if r.log_p_inf > -math.inf:
-                return math.inf
-            # Σ p^α q^{1-α} = E_P[e^{(α-1) L}], from the exact log masses
-            d = max(d, float(special.logsumexp((a - 1) * r.losses + r.log_p)) / (a - 1))
-    else:
-        raise _not_applicable(mechanism, "a Rényi divergence")
-    for _ in range(4):
-        d = math.nextafter(d, math.inf)
-    return max(d, 0.0)
+    return mechanism.renyi(a, inputs)
 
 
 def zcdp_rho(mechanism: Mechanism, inputs: Sequence[tuple[Any, Any]] | None = None) -> float:
     """``ρ`` with which one round is ρ-zCDP (Bun and Steinke 2016): Gaussian ``μ²/2`` (exact); a
     mechanism that is pure ε-DP (Laplace ``ε = r``; finite with every loss finite, ``ε`` the largest
-    ``|loss|``) gives ``ε²/2`` (their Proposition 3.3). Raises :class:`NotApplicableError` otherwise.
+    ``|loss|``) gives ``ε²/2`` (their Proposition 3.3). Raises :class:`NotApplicableError` otherwise
+    (:meth:`~lpdp.mechanisms.Mechanism.zcdp_rho`).
 
     Examples
     --------
+    >>> from lpdp.mechanisms import GaussianMechanism
     >>> zcdp_rho(GaussianMechanism(2.0))
     0.125
     """
-    if isinstance(mechanism, GaussianMechanism):
-        return mechanism.mu**2 / 2.0
-    if isinstance(mechanism, MixtureMechanism):  # D_α <= α max_j ρ_j, and tight as α grows
-        return max(zcdp_rho(m, ins) for _, m, ins in _mixture_parts(mechanism, inputs))
-    if isinstance(mechanism, LaplaceMechanism):
-        eps = _laplace_r(mechanism)
-    elif isinstance(mechanism, FiniteMechanism):
-        eps = 0.0
-        for r in _pair_regions(mechanism, inputs):
-            if r.log_p_inf > -math.inf or r.log_q_ninf > -math.inf:
-                raise NotApplicableError(f"{describe(mechanism)} is not zCDP (an outcome is "
-                                         "impossible under a neighbour)")
-            eps = max(eps, float(np.max(np.abs(r.losses), initial=0.0)))
-    else:
-        raise _not_applicable(mechanism, "zCDP")
-    return math.nextafter(eps * eps / 2.0, math.inf)
+    return mechanism.zcdp_rho(inputs)
 
 
 # -- the filters ----------------------------------------------------------------------------------
@@ -381,7 +255,7 @@ class MechanismLevelFilter(Filter):
 
         Examples
         --------
-        >>> from lpdp.mechanisms import LaplaceMechanism
+        >>> from lpdp.mechanisms import GaussianMechanism, LaplaceMechanism
         >>> RenyiFilter(6.0, 1e-3, alpha=4.0).sequence_rule([GaussianMechanism(2.0),
         ...                                                   LaplaceMechanism(2.0)]).max_steps
         8
@@ -404,7 +278,7 @@ class MechanismLevelFilter(Filter):
 
         Examples
         --------
-        >>> from lpdp.mechanisms import LaplaceMechanism
+        >>> from lpdp.mechanisms import GaussianMechanism, LaplaceMechanism
         >>> f = RenyiFilter(6.0, 1e-3, alpha=4.0)
         >>> f.sequence_stopping_time([(GaussianMechanism(2.0), None), (LaplaceMechanism(2.0), None)])
         8
@@ -456,6 +330,7 @@ class AdditiveFilter(MechanismLevelFilter):
 
     Examples
     --------
+    >>> from lpdp.mechanisms import GaussianMechanism
     >>> f = AdditiveFilter(6.0, 1e-3, round_epsilon=1.5)   # δ_G(1.5) = 3.95e-4 per round
     >>> f.iid_stopping_time(GaussianMechanism(2.0))
     2
@@ -499,6 +374,7 @@ class AdvancedFilter(MechanismLevelFilter):
 
     Examples
     --------
+    >>> from lpdp.mechanisms import GaussianMechanism
     >>> AdvancedFilter(6.0, 1e-3, round_epsilon=0.5).iid_stopping_time(GaussianMechanism(2.0))
     0
     """
@@ -556,6 +432,7 @@ class ConcentratedFilter(MechanismLevelFilter):
 
     Examples
     --------
+    >>> from lpdp.mechanisms import GaussianMechanism
     >>> ConcentratedFilter(6.0, 1e-3).iid_stopping_time(GaussianMechanism(2.0))   # ⌊0.930 / 0.125⌋
     7
     """
@@ -588,6 +465,7 @@ class RenyiFilter(MechanismLevelFilter):
 
     Examples
     --------
+    >>> from lpdp.mechanisms import GaussianMechanism
     >>> RenyiFilter(6.0, 1e-3, alpha=4.0).iid_stopping_time(GaussianMechanism(2.0))  # 7 × 0.5 <= 3.70
     7
     """
@@ -670,18 +548,10 @@ def _classical(mechanism: Mechanism, epsilon: float, delta: float, pairs: Pairs)
 
 
 def _pair_mechanism(step: Step, a: Hashable, b: Hashable) -> Mechanism | None:
-    """The mechanism the accountant composes for ``step`` on the neighbouring pair ``(a, b)``: a finite
-    table's two rows (``FiniteMechanism.from_pair``), a region, Gaussian, Laplace or mixture mechanism as
-    it is (Gaussian/Laplace: the worst case over the sensitivity ball); ``None`` when the accountant
-    cannot compose it."""
+    """The mechanism the accountant composes for ``step`` on the neighbouring pair ``(a, b)``
+    (:meth:`~lpdp.mechanisms.Mechanism.pair_mechanism`; ``None`` when the accountant cannot compose it)."""
     mech, req = step
-    if isinstance(mech, (RegionMechanism, GaussianMechanism, LaplaceMechanism, MixtureMechanism)):
-        return mech
-    if isinstance(mech, FiniteMechanism):  # canonical (sorted by loss), so equal pairs compose once
-        r = PrivacyRegion.from_pair(*(mech.probabilities(v) for v in Filter._inputs(req, a, b)))
-        return FiniteMechanism.from_pair(np.exp(r.log_p).tolist() + [math.exp(r.log_p_inf), 0.0],
-                                         np.exp(r.log_q).tolist() + [0.0, math.exp(r.log_q_ninf)])
-    return None
+    return mech.pair_mechanism(*Filter._inputs(req, a, b))
 
 
 def classical_cycle(steps: Sequence[Step], epsilon: float, delta: float, pairs: Pairs, *,
@@ -698,7 +568,7 @@ def classical_cycle(steps: Sequence[Step], epsilon: float, delta: float, pairs: 
 
     Examples
     --------
-    >>> from lpdp.mechanisms import Request, randomized_response
+    >>> from lpdp.mechanisms import GaussianMechanism, Request, randomized_response
     >>> rr, g = randomized_response(2, 0.7), GaussianMechanism(2.0)
     >>> classical_cycle([(g, None), (rr, Request("bit", {1: 1, 0: 0}))], 6.0, 1e-3, [(1, 0)]).rounds
     9
@@ -712,11 +582,12 @@ def classical_cycle(steps: Sequence[Step], epsilon: float, delta: float, pairs: 
     def counts(k: int) -> list[int]:
         return [k // m + (j < k % m) for j in range(m)]
 
-    if m == 1 and isinstance(steps[0][0], GaussianMechanism):
-        k, capped = _gaussian_classical(steps[0][0].mu, epsilon, delta)
+    mus = [mech.gaussian_mu() for mech, _ in steps]
+    if m == 1 and mus[0] is not None:
+        k, capped = _gaussian_classical(mus[0], epsilon, delta)
         return Baseline("classical", k, at_least=capped)
-    if all(isinstance(mech, GaussianMechanism) for mech, _ in steps):
-        mu2 = [mech.mu**2 for mech, _ in steps]
+    if None not in mus:
+        mu2 = [mu**2 for mu in mus]
         k, capped = _largest(lambda k: gaussian_delta(epsilon, math.sqrt(math.fsum(
             c * v for c, v in zip(counts(k), mu2, strict=True)))) <= delta, ROUNDS_CAP if cap is None
             else cap)
@@ -754,7 +625,7 @@ def _best_alpha(steps: Sequence[Step], epsilon: float, delta: float, pairs: Pair
     Gaussian (``D̄_α`` is linear in α); a log grid plus bounded refinement otherwise. Any order gives a
     valid filter: the order only decides how long it runs."""
     big_l = math.log(1.0 / delta)
-    if all(isinstance(mech, GaussianMechanism) for mech, _ in steps):
+    if all(mech.gaussian_mu() is not None for mech, _ in steps):
         return 1.0 + (big_l + math.sqrt(big_l * (big_l + epsilon))) / epsilon
     inputs = [_step_inputs(s, pairs) for s in steps]
 
@@ -896,6 +767,7 @@ def baselines(mechanism: Mechanism, epsilon: float, delta: float, *,
 
     Examples
     --------
+    >>> from lpdp.mechanisms import GaussianMechanism
     >>> b = baselines(GaussianMechanism(2.0), 6.0, 1e-3)
     >>> {k: v.rounds for k, v in b.items()}
     {'additive': 3, 'advanced': 0, 'concentrated': 7, 'renyi': 7, 'classical': 11}
@@ -924,7 +796,7 @@ def cycle_baselines(steps: Sequence[Step], epsilon: float, delta: float, *,
 
     Examples
     --------
-    >>> from lpdp.mechanisms import LaplaceMechanism
+    >>> from lpdp.mechanisms import GaussianMechanism, LaplaceMechanism
     >>> steps = [(GaussianMechanism(2.0), None), (LaplaceMechanism(2.0), None)]
     >>> b = cycle_baselines(steps, 6.0, 1e-3, pairs=[(1, 0)])
     >>> b["renyi"].rounds >= b["concentrated"].rounds

@@ -24,7 +24,7 @@ from lpdp._validate import check_delta, check_probability
 from lpdp.filters.baselines import RenyiFilter, best_renyi
 from lpdp.filters.params import optimal_parameters
 from lpdp.filters.realisation import Filter, RealisationFilter, Step, StoppingRule, check_steps
-from lpdp.mechanisms import FiniteMechanism, GaussianMechanism, Mechanism, Request
+from lpdp.mechanisms import Mechanism, Request
 
 __all__ = ["CombinedFilter", "combined_for_iid", "combined_for_cycle"]
 
@@ -121,7 +121,7 @@ def combined_for_iid(mechanism: Mechanism, epsilon: float, delta: float, max_ste
     """
     from lpdp.filters.simulate import survival
 
-    exact = isinstance(mechanism, (GaussianMechanism, FiniteMechanism))
+    exact = mechanism.gaussian_mu() is not None or mechanism.finite_outputs   # exact survival curves
     cands: list[tuple[float, CombinedFilter]] = []
     for split in SPLITS if exact else (MC_SPLIT,):
         d1 = delta * split

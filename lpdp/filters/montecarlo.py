@@ -42,7 +42,7 @@ from lpdp._validate import check_epsilon, check_int, check_probability
 from lpdp.errors import ParameterError
 from lpdp.filters.realisation import Filter, within
 from lpdp.filters.registry import build_filter
-from lpdp.mechanisms import FiniteMechanism, randomized_response
+from lpdp.mechanisms import FiniteMechanism, Mechanism, randomized_response
 
 __all__ = ["EscalatingPolicy", "ChunkCounts", "PairEstimate", "MonteCarloAudit", "audit_chunk",
            "combine_chunks", "clopper_pearson"]
@@ -66,7 +66,8 @@ class EscalatingPolicy:
     _up: tuple[frozenset[Any], ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        if not self.mechanisms or not all(isinstance(m, FiniteMechanism) for m in self.mechanisms):
+        if not self.mechanisms or not all(isinstance(m, Mechanism) and m.finite_outputs
+                                          for m in self.mechanisms):
             raise ParameterError(f"mechanisms={self.mechanisms!r}: give at least one FiniteMechanism")
         x, x_other = self.pair
         up = []

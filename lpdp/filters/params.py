@@ -17,7 +17,7 @@ from scipy import optimize
 
 from lpdp._validate import check_delta, check_epsilon, check_int, check_probability
 from lpdp.errors import ParameterError
-from lpdp.mechanisms import FiniteMechanism, GaussianMechanism, Mechanism
+from lpdp.mechanisms import GaussianMechanism, Mechanism
 
 __all__ = ["FilterParameters", "optimal_parameters", "check_budget"]
 
@@ -155,7 +155,7 @@ def optimal_parameters(delta: float, max_steps: int, mechanism: Mechanism | None
         return _objective(mechanism, inputs, d, t), d, t
 
     cands: list[tuple[tuple[float, float], float, float]] = []
-    if isinstance(mechanism, FiniteMechanism):
+    if mechanism.finite_outputs:
         for a, b in inputs:
             for v, w in ((a, b), (b, a)):
                 values, probs = mechanism.loss_pmf(v, w)

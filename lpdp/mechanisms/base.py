@@ -1,7 +1,9 @@
-"""The mechanism protocol: the :class:`Mechanism` base class, filter requests and the shared helpers."""
+"""The mechanism protocol: the :class:`Mechanism` base class (every face a mechanism can have), filter
+requests and the shared helpers."""
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -10,13 +12,16 @@ from typing import Any
 import numpy as np
 
 from lpdp._validate import check_probability
-from lpdp.errors import ParameterError
+from lpdp.errors import NotApplicableError, ParameterError
 from lpdp.pld import LossLaw
 from lpdp.region import PrivacyRegion
 from lpdp.tradeoff import TradeoffFunction
 
 __all__ = ["Mechanism", "Request", "Step", "request_input", "pair_increments", "check_distance",
-           "check_level", "hashable"]
+           "check_level", "hashable", "round_up_ulps"]
+
+#: Neighbouring input pairs, as the filters' requests map them: ``[(value, other), ...]``.
+Inputs = Sequence[tuple[Any, Any]]
 
 
 def pair_increments(logp: Mapping[Any, np.ndarray], pairs: Sequence[tuple[Any, Any]]) -> np.ndarray:
@@ -43,8 +48,46 @@ def check_level(a: float) -> float:
     return check_probability(a, "a")
 
 
+def round_up_ulps(x: float, ulps: int = 4) -> float:
+    """``x`` moved ``ulps`` floats up (the outward rounding of a per-round parameter)."""
+    for _ in range(ulps):
+        x = math.nextafter(x, math.inf)
+    return x
+
+
 class Mechanism(ABC):
-    """A mechanism seen through its output law and its one-step privacy-loss law."""
+    """A mechanism, with every face the library uses: a new mechanism is one subclass in one module.
+
+    Each face below is either a required method (abstract) or a declared capability with a default that
+    says "not available" (``False``, ``None``, or :class:`~lpdp.errors.NotApplicableError` naming the
+    mechanism); nothing outside :mod:`lpdp.mechanisms` looks at a mechanism's class.
+
+    **Accountant face** (:class:`lpdp.Accountant`, :func:`lpdp.accountant.route`), the dominating pair
+    ``(P, Q)`` in one of three forms:
+
+    * a finite pair: :attr:`is_finite` and :meth:`region` (exact log masses);
+    * a privacy-loss law: :meth:`loss_law` (``reverse=True``: of ``(Q, P)``; :attr:`is_symmetric` says
+      both orders agree), composed by the certified engine :func:`lpdp.pld.compose`;
+    * a closed form: :meth:`tradeoff` (f-DP), :meth:`gaussian_mu` (the pair is ``N(μ, 1), N(0, 1)``, so
+      compositions are ``G_{sqrt(Σ k μ²)}``), :meth:`dp_constraints` (the pair of ``∩_j R(ε_j, δ_j)``,
+      composed by Kairouz, Theorem 1, the double-DP and n-constraint lattices).
+
+    **Filter face** (:mod:`lpdp.filters`), for inputs ``value, other`` of a neighbouring pair:
+    :meth:`sample`, :meth:`log_density`, :meth:`loss_tail`, :meth:`loss_quantile` (required),
+    :meth:`sample_losses`; declared: :attr:`finite_outputs` (a table per input: ``probabilities``,
+    ``outputs``, ``loss_pmf``, for exact audits), :meth:`loss_atoms` (the loss law of a pair when it is
+    discrete), :meth:`loss_family` (a closed-form loss law for the quadrature audit),
+    :attr:`finite_losses` (no output has an infinite loss), :meth:`default_pairs`.
+
+    **Mechanism level** (the filter paper's baselines, :mod:`lpdp.filters.baselines`), worst cases over
+    ``inputs`` (the neighbouring pairs; default :meth:`default_pairs`): :meth:`round_delta` and
+    :meth:`round_epsilon` (the per-round (ε, δ) choices, the exact profile of one round), :meth:`renyi`
+    (Rényi divergence ``D_α``), :meth:`zcdp_rho` (ρ-zCDP), and :meth:`pair_mechanism` (what the accountant
+    composes for one pair, for the optimal classical composition).
+
+    **Data face**: :meth:`to_dict` (plain data; :func:`lpdp.mechanisms.mechanism_from_dict` inverts it),
+    :attr:`label` (a short name for messages).
+    """
 
     @abstractmethod
     def sample(self, value: Any, rng: np.random.Generator, size: int | None = None) -> Any:
@@ -97,6 +140,80 @@ class Mechanism(ABC):
         inputs = dict.fromkeys(v for pair in pairs for v in pair)
         logp = {v: np.asarray(self.log_density(y, v), float) for v in inputs}
         return pair_increments(logp, pairs)
+
+    def gaussian_mu(self) -> float | None:
+        """``μ`` when the dominating pair is exactly ``(N(μ, 1), N(0, 1))`` (composition: ``μ√Σ k``),
+        else ``None``."""
+        return None
+
+    def dp_constraints(self) -> tuple[tuple[float, float], ...] | None:
+        """The ``(ε_j, δ_j)`` when the dominating pair is that of ``∩_j R(ε_j, δ_j)``, else ``None``."""
+        return None
+
+    # ------------------------------------------------------------------ filter face (declared)
+    @property
+    def finite_outputs(self) -> bool:
+        """Whether the outputs are a finite table (``probabilities(value)``, ``outputs``, ``loss_pmf``)."""
+        return False
+
+    @property
+    def finite_losses(self) -> bool:
+        """Whether every output has a finite loss under every pair (no ``±inf`` or undefined increment)."""
+        return False
+
+    def loss_atoms(self, value: Any, other: Any) -> tuple[np.ndarray, np.ndarray] | None:
+        """The distinct losses (ascending) and their probabilities under ``value`` when the pair's loss
+        law is discrete, else ``None``."""
+        return None
+
+    def loss_family(self, value: Any, other: Any) -> tuple[str, float] | None:
+        """The pair's loss law as a closed family: ``("gaussian", μ)`` for ``N(μ²/2, μ²)``,
+        ``("laplace", r)`` for the Laplace loss of parameter ``r``; ``None`` otherwise."""
+        return None
+
+    def default_pairs(self) -> tuple[tuple[Hashable, Hashable], ...]:
+        """The neighbouring input pairs a filter checks by default: the count pair ``(1, 0)``."""
+        return ((1, 0),)
+
+    # ------------------------------------------------------------------ mechanism level
+    def _not_applicable(self, what: str) -> NotApplicableError:
+        return NotApplicableError(f"{what} is not defined for {self.label}")
+
+    def round_delta(self, epsilon: float, inputs: Inputs | None = None) -> float:
+        """The exact ``δ(ε)`` of one round, the largest over ordered ``inputs`` pairs."""
+        raise self._not_applicable("an exact privacy profile δ(ε)")
+
+    def round_epsilon(self, delta: float, inputs: Inputs | None = None) -> float:
+        """The smallest ``ε >= 0`` with ``round_delta(ε) <= delta`` (rounded up; ``inf`` if none)."""
+        raise self._not_applicable("an exact privacy profile δ(ε)")
+
+    def renyi(self, alpha: float, inputs: Inputs | None = None) -> float:
+        """``D_α`` of one round (``α > 1``), the largest over ordered pairs, rounded up."""
+        raise self._not_applicable("a Rényi divergence")
+
+    def zcdp_rho(self, inputs: Inputs | None = None) -> float:
+        """``ρ`` with which one round is ρ-zCDP (Bun and Steinke 2016), rounded up."""
+        raise self._not_applicable("zCDP")
+
+    def pair_mechanism(self, value: Any, other: Any) -> Mechanism | None:
+        """The mechanism the accountant composes for the neighbouring inputs ``(value, other)``
+        (``None``: the accountant cannot compose it)."""
+        return None
+
+    # ------------------------------------------------------------------ data face
+    @property
+    def label(self) -> str:
+        """A short name for messages (never a whole probability table)."""
+        d = self.to_dict()
+        kind = d.get("type")
+        if kind == "finite":
+            return f"a finite mechanism ({len(d['table'])} inputs, {len(d['outputs'])} outputs)"
+        if kind in ("gaussian", "laplace"):
+            scale = "sigma" if kind == "gaussian" else "scale"
+            return f"the {kind} mechanism ({scale}={d[scale]:g}, sensitivity={d['sensitivity']:g})"
+        if kind == "mixture":
+            return f"a mixture of {len(d['steps'])} mechanisms"
+        return f"the {kind} mechanism {d.get('name', '')!r}".replace(" ''", "")
 
 
 @dataclass(frozen=True)

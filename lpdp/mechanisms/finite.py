@@ -3,16 +3,18 @@ regions and (ε, δ) constraints (their finite dominating pairs)."""
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from scipy import special
 
 from lpdp._validate import check_delta, check_epsilon, check_int, check_probability, check_weights
-from lpdp.errors import ParameterError
-from lpdp.mechanisms.base import Mechanism, check_level
+from lpdp.errors import NotApplicableError, ParameterError
+from lpdp.mechanisms.base import Inputs, Mechanism, check_level, round_up_ulps
 from lpdp.pld import LossLaw
 from lpdp.region import PrivacyRegion
 
@@ -214,6 +216,74 @@ class FiniteMechanism(Mechanism):
             out["pair"] = list(self._pair)
         return out
 
+    # ------------------------------------------------------------------ filter face
+    @property
+    def finite_outputs(self) -> bool:
+        return True
+
+    def loss_atoms(self, value: Any, other: Any) -> tuple[np.ndarray, np.ndarray]:
+        return self.loss_pmf(value, other)
+
+    def default_pairs(self) -> tuple[tuple[Hashable, Hashable], ...]:
+        """Every pair of inputs (local DP: any two values are neighbours)."""
+        keys = [v for v, _ in self.table]
+        return tuple((a, b) for i, a in enumerate(keys) for b in keys[i + 1:])
+
+    # ------------------------------------------------------------------ mechanism level
+    def pair_region(self, value: Any, other: Any) -> PrivacyRegion:
+        """The exact region of the ordered pair of inputs ``(value, other)``."""
+        return PrivacyRegion.from_pair(self.probabilities(value), self.probabilities(other))
+
+    def pair_regions(self, inputs: Inputs | None = None) -> list[PrivacyRegion]:
+        """The distinct exact regions of every ordered pair of ``inputs`` (default
+        :meth:`default_pairs`); cached per mechanism and inputs."""
+        return _pair_regions(self, tuple(map(tuple, inputs or self.default_pairs())))
+
+    def round_delta(self, epsilon: float, inputs: Inputs | None = None) -> float:
+        """The exact region of each ordered pair (outcomes impossible under the neighbour count in full)."""
+        return max(float(r.delta(epsilon)) for r in self.pair_regions(inputs))
+
+    def round_epsilon(self, delta: float, inputs: Inputs | None = None) -> float:
+        return max(float(r.epsilon(delta)) for r in self.pair_regions(inputs))
+
+    def renyi(self, alpha: float, inputs: Inputs | None = None) -> float:
+        """``log Σ_y p_y^α q_y^{1-α} / (α-1)``, summed in log space (``inf`` when an outcome possible under
+        one input is impossible under the other), rounded up."""
+        d = -math.inf
+        for r in self.pair_regions(inputs):
+            if r.log_p_inf > -math.inf:
+                return math.inf
+            # Σ p^α q^{1-α} = E_P[e^{(α-1) L}], from the exact log masses
+            d = max(d, float(special.logsumexp((alpha - 1) * r.losses + r.log_p)) / (alpha - 1))
+        return max(round_up_ulps(d), 0.0)
+
+    def zcdp_rho(self, inputs: Inputs | None = None) -> float:
+        """``ε²/2`` with ``ε`` the largest ``|loss|`` when every loss is finite (pure ε-DP; Bun and
+        Steinke 2016, Proposition 3.3), rounded up."""
+        eps = 0.0
+        for r in self.pair_regions(inputs):
+            if r.log_p_inf > -math.inf or r.log_q_ninf > -math.inf:
+                raise NotApplicableError(f"{self.label} is not zCDP (an outcome is impossible under a "
+                                         "neighbour)")
+            eps = max(eps, float(np.max(np.abs(r.losses), initial=0.0)))
+        return math.nextafter(eps * eps / 2.0, math.inf)
+
+    def pair_mechanism(self, value: Any, other: Any) -> FiniteMechanism:
+        """The two rows as a pair, canonical (sorted by loss), so equal pairs compose once."""
+        r = self.pair_region(value, other)
+        return FiniteMechanism.from_pair(np.exp(r.log_p).tolist() + [math.exp(r.log_p_inf), 0.0],
+                                         np.exp(r.log_q).tolist() + [0.0, math.exp(r.log_q_ninf)])
+
+
+@functools.lru_cache(maxsize=64)
+def _pair_regions(mechanism: FiniteMechanism, inputs: tuple[tuple[Any, Any], ...]) -> list[PrivacyRegion]:
+    seen: dict[tuple[bytes, bytes, float], PrivacyRegion] = {}
+    for a, b in inputs:
+        for v, w in ((a, b), (b, a)):
+            r = mechanism.pair_region(v, w)
+            seen.setdefault((r.losses.tobytes(), r.log_p.tobytes(), r.log_p_inf), r)
+    return list(seen.values())
+
 
 def _region_law(region: PrivacyRegion) -> LossLaw:
     """The discrete loss law under P of a region's dominating pair."""
@@ -301,6 +371,14 @@ class RegionMechanism(FiniteMechanism):
                 "log_q": r.log_q.tolist(), "log_p_inf": _log_or_none(r.log_p_inf),
                 "log_q_ninf": _log_or_none(r.log_q_ninf)}
 
+    def pair_region(self, value: Any, other: Any) -> PrivacyRegion:
+        """The region itself for its own pair ``(0, 1)`` (exact log masses), else from the rows."""
+        return self._region if (value, other) == (0, 1) else super().pair_region(value, other)
+
+    def pair_mechanism(self, value: Any, other: Any) -> RegionMechanism:
+        """Itself (its region is its dominating pair)."""
+        return self
+
 
 class DPMechanism(RegionMechanism):
     """A mechanism meeting several (ε, δ) guarantees at once: its dominating pair is the pair of the
@@ -346,6 +424,9 @@ class DPMechanism(RegionMechanism):
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": "dp", "constraints": [list(c) for c in self.constraints]}
+
+    def dp_constraints(self) -> tuple[tuple[float, float], ...]:
+        return self.constraints
 
 
 def pure(epsilon: float) -> DPMechanism:

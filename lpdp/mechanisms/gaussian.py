@@ -11,7 +11,7 @@ import numpy as np
 from scipy import special
 
 from lpdp._validate import check_positive
-from lpdp.mechanisms.base import Mechanism, check_distance, check_level
+from lpdp.mechanisms.base import Inputs, Mechanism, check_distance, check_level
 from lpdp.pld import LossLaw
 from lpdp.tradeoff import TradeoffFunction, check_mu, gaussian_delta
 from lpdp.tradeoff import gaussian as gaussian_tradeoff
@@ -108,6 +108,35 @@ class GaussianMechanism(Mechanism):
         0.126937
         """
         return gaussian_delta(epsilon, self.mu)
+
+    def gaussian_mu(self) -> float:
+        return self.mu
+
+    @property
+    def finite_losses(self) -> bool:
+        return True
+
+    def loss_family(self, value: Any, other: Any) -> tuple[str, float]:
+        return ("gaussian", self._mu(value, other))
+
+    def round_delta(self, epsilon: float, inputs: Inputs | None = None) -> float:
+        """Balle–Wang ``δ(ε)`` of ``G_μ`` (the worst case over the sensitivity ball)."""
+        return float(self.tradeoff().delta(epsilon))
+
+    def round_epsilon(self, delta: float, inputs: Inputs | None = None) -> float:
+        return float(self.tradeoff().epsilon(delta))
+
+    def renyi(self, alpha: float, inputs: Inputs | None = None) -> float:
+        """``α μ²/2`` (exact)."""
+        return alpha * self.mu**2 / 2.0
+
+    def zcdp_rho(self, inputs: Inputs | None = None) -> float:
+        """``μ²/2`` (exact)."""
+        return self.mu**2 / 2.0
+
+    def pair_mechanism(self, value: Any, other: Any) -> GaussianMechanism:
+        """Itself: the worst case over the sensitivity ball."""
+        return self
 
     def loss_law(self, reverse: bool = False) -> LossLaw:
         """``L ~ N(μ²/2, μ²)`` in both orders (the pair N(Δ, σ²), N(0, σ²) is symmetric).

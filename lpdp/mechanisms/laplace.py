@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from lpdp._numerics import log1mexp
-from lpdp.mechanisms.base import Mechanism, check_distance, check_level
+from lpdp.mechanisms.base import Inputs, Mechanism, check_distance, check_level, round_up_ulps
 from lpdp.pld import LossLaw
 from lpdp.tradeoff import TradeoffFunction, check_laplace
 from lpdp.tradeoff import laplace as laplace_tradeoff
@@ -76,6 +76,36 @@ class LaplaceMechanism(Mechanism):
     def tradeoff(self) -> TradeoffFunction:
         """The exact Laplace trade-off function with ``ε = sensitivity/scale`` (Dong, Roth and Su)."""
         return laplace_tradeoff(self.scale / self.sensitivity)
+
+    @property
+    def finite_losses(self) -> bool:
+        return True
+
+    def loss_family(self, value: Any, other: Any) -> tuple[str, float]:
+        return ("laplace", self._r(value, other))
+
+    def round_delta(self, epsilon: float, inputs: Inputs | None = None) -> float:
+        """``1 - e^{(ε - r)/2}`` for ``ε < r = sensitivity/scale`` (the worst case over the ball)."""
+        return float(self.tradeoff().delta(epsilon))
+
+    def round_epsilon(self, delta: float, inputs: Inputs | None = None) -> float:
+        return float(self.tradeoff().epsilon(delta))
+
+    def renyi(self, alpha: float, inputs: Inputs | None = None) -> float:
+        """``log(α/(2α-1) e^{(α-1) r} + (α-1)/(2α-1) e^{-α r}) / (α-1)`` (Mironov 2017), rounded up."""
+        a, r = alpha, self.sensitivity / self.scale
+        d = float(np.logaddexp(math.log(a / (2 * a - 1)) + (a - 1) * r,
+                               math.log((a - 1) / (2 * a - 1)) - a * r)) / (a - 1)
+        return max(round_up_ulps(d), 0.0)
+
+    def zcdp_rho(self, inputs: Inputs | None = None) -> float:
+        """``ε²/2`` with ``ε = r`` (pure ε-DP; Bun and Steinke 2016, Proposition 3.3), rounded up."""
+        eps = self.sensitivity / self.scale
+        return math.nextafter(eps * eps / 2.0, math.inf)
+
+    def pair_mechanism(self, value: Any, other: Any) -> LaplaceMechanism:
+        """Itself: the worst case over the sensitivity ball."""
+        return self
 
     def loss_law(self, reverse: bool = False) -> LossLaw:
         """Atoms ``r`` (mass 1/2) and ``-r`` (mass ``e^{-r}/2``), ``r = sensitivity/scale``, and between

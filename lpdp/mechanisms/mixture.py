@@ -7,15 +7,19 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+from scipy import special
 
 from lpdp._validate import check_positive
 from lpdp.errors import ParameterError
-from lpdp.mechanisms.base import Mechanism, Request, Step, check_level, request_input
+from lpdp.mechanisms.base import Inputs, Mechanism, Request, Step, check_level, request_input, round_up_ulps
 from lpdp.mechanisms.finite import FiniteMechanism
 from lpdp.pld import LossLaw
 from lpdp.pld import mixture as mixture_law
 
 __all__ = ["MixtureMechanism", "mixture"]
+
+#: Unit roundoff of a double.
+_U = float(np.finfo(float).eps) / 2.0
 
 
 class MixtureMechanism(Mechanism):
@@ -167,6 +171,49 @@ class MixtureMechanism(Mechanism):
             lo, hi = (lo, mid) if tail(mid) <= a else (mid, hi)
         inside = atoms[(atoms > lo) & (atoms < hi)]  # the infimum may be an atom of a finite step
         return next((float(x) for x in inside if tail(float(x)) <= a), hi)
+
+    # ------------------------------------------------------------------ mechanism level
+    def parts(self, inputs: Inputs | None = None) -> list[tuple[float, Mechanism, list[tuple[Any, Any]]]]:
+        """``(w_j, step mechanism, its input pairs)``, the pairs mapped by each step's request."""
+        pairs = list(inputs or self.default_pairs())
+        return [(w, m, [(request_input(r, a), request_input(r, b)) for a, b in pairs])
+                for (m, r), w in zip(self.steps, self.weights, strict=True)]
+
+    def round_delta(self, epsilon: float, inputs: Inputs | None = None) -> float:
+        """``Σ_j w_j δ_j(ε)``, rounded up (exact for symmetric steps, an upper bound otherwise)."""
+        total = math.fsum(w * m.round_delta(epsilon, ins) for w, m, ins in self.parts(inputs))
+        return min(1.0, total * (1.0 + 4.0 * len(self.steps) * _U))
+
+    def round_epsilon(self, delta: float, inputs: Inputs | None = None) -> float:
+        """Bisection on the non-increasing :meth:`round_delta`, answering the upper end."""
+        def over(e: float) -> bool:
+            return self.round_delta(e, inputs) > delta
+
+        if not over(0.0):
+            return 0.0
+        hi = max(m.round_epsilon(delta, ins) for _, m, ins in self.parts(inputs))
+        if not math.isfinite(hi):
+            return hi
+        lo = 0.0
+        while hi - lo > 1e-13 * max(1.0, hi):
+            mid = (lo + hi) / 2.0
+            lo, hi = (mid, hi) if over(mid) else (lo, mid)
+        return hi
+
+    def renyi(self, alpha: float, inputs: Inputs | None = None) -> float:
+        """``log(Σ_j w_j e^{(α-1) D_{α,j}}) / (α-1)``, rounded up."""
+        a = alpha
+        d = float(special.logsumexp([(a - 1) * m.renyi(a, ins) for _, m, ins in self.parts(inputs)],
+                                    b=list(self.weights))) / (a - 1)
+        return max(round_up_ulps(d), 0.0)
+
+    def zcdp_rho(self, inputs: Inputs | None = None) -> float:
+        """``max_j ρ_j`` (``D_α <= α max_j ρ_j``, tight as α grows)."""
+        return max(m.zcdp_rho(ins) for _, m, ins in self.parts(inputs))
+
+    def pair_mechanism(self, value: Any, other: Any) -> MixtureMechanism:
+        """Itself (the accountant composes its mixed loss law)."""
+        return self
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": "mixture", "weights": list(self.weights),
