@@ -39,8 +39,9 @@ def _type_ok(kind: str, value: Any) -> bool:
         return isinstance(value, str)
     if kind == "bool":
         return isinstance(value, bool)
-    if kind == "int":
-        return isinstance(value, int) and not isinstance(value, bool)
+    if kind == "int":   # 1e12 is an integer, as `-k 1e12` is on the command line
+        return (isinstance(value, int) and not isinstance(value, bool)
+                or isinstance(value, float) and value.is_integer())
     if kind == "float":
         return isinstance(value, (int, float)) and not isinstance(value, bool)
     if kind == "table":
@@ -79,6 +80,8 @@ def validate(data: Mapping[str, Any], schema: Mapping[str, Field], *, source: st
             raise ScenarioError(f"{source}: key {path!r} = {value!r} must be {_describe(fld.kind)}")
         if isinstance(value, float) and not math.isfinite(value):
             raise ScenarioError(f"{source}: key {path!r} = {value!r} must be finite")
+        if fld.kind == "int":
+            value = int(value)
         if fld.kind == "table" and fld.schema is not None:
             value = validate(value, fld.schema, source=source, prefix=f"{path}.")
         elif fld.kind == "list[table]" and fld.schema is not None:

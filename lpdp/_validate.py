@@ -1,17 +1,25 @@
-"""Input cleaning shared by every entry point: each check names the parameter, its value and the range."""
+"""Input cleaning shared by every entry point: each check names the parameter, its value and the range;
+:func:`read_document` reads the data files (workloads, scenarios, transcripts) the same way everywhere."""
 
 from __future__ import annotations
 
+import codecs
+import json
 import math
 import numbers
+import os
+import tomllib
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
-from lpdp.errors import ParameterError
+from lpdp.errors import LpdpError, ParameterError, ScenarioError
 
 __all__ = [
     "MAX_EPSILON",
+    "MAX_NESTING",
+    "read_document",
     "check_epsilon",
     "check_delta",
     "check_probability",
@@ -100,3 +108,85 @@ def check_weights(weights: Sequence[object], name: str = "weights") -> np.ndarra
     if abs(total - 1.0) > 1e-9:
         raise ParameterError(f"{name}={w.tolist()!r}: must sum to 1 (they sum to {total!r})")
     return w
+
+
+#: Deepest nesting of lists and tables accepted in a data file (a workload or a scenario is a few levels
+#: deep; Python's parsers and everything after them recurse once per level).
+MAX_NESTING = 100
+
+_BOMS = ((codecs.BOM_UTF32_LE, "UTF-32"), (codecs.BOM_UTF32_BE, "UTF-32"), (codecs.BOM_UTF16_LE, "UTF-16"),
+         (codecs.BOM_UTF16_BE, "UTF-16"))
+
+
+def _depth(value: Any) -> int:
+    """Nesting depth of parsed data (a scalar is 0), without recursion."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        if isinstance(item, list):
+            deepest = max(deepest, depth + 1)
+            if depth + 1 > MAX_NESTING:
+                break
+            stack.extend((x, depth + 1) for x in item)
+    return deepest
+
+
+def read_document(path: str | os.PathLike[str], *, what: str = "file", fmt: str | None = None,
+                  max_bytes: int | None = None, error: type[LpdpError] = ScenarioError) -> Any:
+    """The parsed content of a TOML or JSON data file; every failure is one ``error`` naming the file.
+
+    ``fmt`` is ``"toml"`` or ``"json"`` (default: the suffix, ``.json`` for JSON and TOML otherwise);
+    ``what`` names the file in messages (``"workload file"``). Refused with a one-line message: a missing
+    file, a directory, more than ``max_bytes`` bytes, text that is not UTF-8 (UTF-16 and UTF-32 are named,
+    with their byte-order mark), invalid syntax, and nesting deeper than :data:`MAX_NESTING` levels.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from lpdp._validate import read_document
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "w.json"
+    >>> _ = p.write_text('{"mechanism": [{"kind": "pure", "epsilon": 1.0}]}')
+    >>> read_document(p, what="workload file")["mechanism"][0]["kind"]
+    'pure'
+    >>> _ = p.write_bytes('{}'.encode("utf-16"))
+    >>> try:
+    ...     read_document(p, what="workload file")
+    ... except LpdpError as err:
+    ...     print(str(err).split(": ", 1)[1])
+    UTF-16 text; save the workload file as UTF-8
+    """
+    source = os.fspath(path)
+    fmt = fmt or ("json" if str(source).lower().endswith(".json") else "toml")
+    try:
+        if os.path.isdir(source):
+            raise error(f"{source}: is a directory, not a {what}")
+        size = os.stat(source).st_size
+        if max_bytes is not None and size > max_bytes:
+            raise error(f"{source}: {size} bytes; a {what} is at most {max_bytes} bytes")
+        with open(source, "rb") as f:
+            raw = f.read()
+    except FileNotFoundError:
+        raise error(f"{source}: no such {what}") from None
+    except OSError as exc:
+        raise error(f"{source}: cannot read it ({exc.strerror or type(exc).__name__})") from None
+    for bom, name in _BOMS:
+        if raw.startswith(bom):
+            raise error(f"{source}: {name} text; save the {what} as UTF-8")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise error(f"{source}: not UTF-8 text (byte {exc.start}); a {what} is UTF-8 {fmt.upper()}") \
+            from None
+    try:
+        data = json.loads(text) if fmt == "json" else tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
+        raise error(f"{source}: not valid {fmt.upper()}: {exc}") from None
+    except RecursionError:
+        deep = True
+    else:
+        deep = _depth(data) > MAX_NESTING
+    if deep:
+        raise error(f"{source}: nested more than {MAX_NESTING} levels deep; a {what} is a few levels deep")
+    return data

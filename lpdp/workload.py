@@ -29,8 +29,6 @@ the ``account`` scenarios print, so both show the same numbers.
 
 from __future__ import annotations
 
-import json
-import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -38,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from lpdp._schema import Field, validate
-from lpdp._validate import check_int
+from lpdp._validate import check_int, read_document
 from lpdp.accountant import Accountant, Guarantee
 from lpdp.display import format_lower, format_upper
 from lpdp.errors import LpdpError, ParameterError, ScenarioError
@@ -116,7 +114,7 @@ def mechanism_from_entry(entry: Mapping[str, Any], *, source: str = "workload",
     if not isinstance(entry, Mapping):
         raise ScenarioError(f"{source}: {where} = {entry!r} must be a table")
     kind = entry.get("kind")
-    if kind not in KINDS:
+    if not isinstance(kind, str) or kind not in KINDS:
         raise ScenarioError(f"{source}: {where}.kind = {kind!r} must be one of {', '.join(KINDS)}")
     needed, optional = KINDS[kind]
     for key in entry:
@@ -161,16 +159,7 @@ def read(path: str | Path) -> dict[str, Any]:
     source = str(path)
     if path.suffix.lower() not in (".toml", ".json"):
         raise ScenarioError(f"{source}: a workload file must end in .toml or .json")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ScenarioError(f"{source}: no such workload file") from None
-    except OSError as exc:
-        raise ScenarioError(f"{source}: cannot read it ({exc.strerror})") from None
-    try:
-        data = tomllib.loads(text) if path.suffix.lower() == ".toml" else json.loads(text)
-    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
-        raise ScenarioError(f"{source}: not valid {path.suffix[1:].upper()}: {exc}") from None
+    data = read_document(path, what="workload file")
     if not isinstance(data, dict):
         raise ScenarioError(f"{source}: expected a table with [[mechanism]] entries")
     return data

@@ -174,10 +174,10 @@ def test_api_errors_are_lpdp_errors(tmp_path):
     assert f.remaining() == {"steps": 47.0} and set(f.spent()) == {(1, 0), (0, 1)}
     with pytest.raises(LpdpError, match="does not exist"):
         f.save(tmp_path / "missing" / "t.json")
-    with pytest.raises(ParameterError, match="cannot read it"):
+    with pytest.raises(ParameterError, match="no such transcript"):
         RealisationFilter.replay(tmp_path / "missing.json")
     (tmp_path / "bad.json").write_text("{not json")
-    with pytest.raises(ParameterError, match="not a JSON transcript"):
+    with pytest.raises(ParameterError, match="not valid JSON"):
         RealisationFilter.replay(tmp_path / "bad.json")
     with pytest.raises(LpdpError, match="malformed"):
         RealisationFilter.replay({"filter": "RealisationFilter", "pairs": [[1, 0]]})

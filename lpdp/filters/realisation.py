@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from lpdp._validate import check_delta, check_epsilon, check_int, check_probability
+from lpdp._validate import check_delta, check_epsilon, check_int, check_probability, read_document
 from lpdp._version import __version__
 from lpdp.errors import BudgetExhaustedError, LpdpError, ParameterError
 from lpdp.filters.params import check_budget
@@ -364,13 +364,7 @@ class Filter(ABC):
         altered, or made by another configuration). ``mechanisms`` supplies sampled mechanisms by name.
         """
         if not isinstance(transcript, Mapping):
-            source = str(transcript)
-            try:
-                transcript = json.loads(Path(transcript).read_text(encoding="utf-8"))
-            except OSError as exc:
-                raise ParameterError(f"transcript={source!r}: cannot read it ({exc.strerror})") from None
-            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-                raise ParameterError(f"transcript={source!r}: not a JSON transcript ({exc})") from None
+            transcript = read_document(transcript, what="transcript", fmt="json", error=ParameterError)
         if not isinstance(transcript, Mapping) or transcript.get("filter") != cls.__name__:
             found = transcript.get("filter") if isinstance(transcript, Mapping) else transcript
             raise LpdpError(f"transcript of a {found!r}, not a {cls.__name__}")

@@ -11,7 +11,6 @@ the chunks of long kinds) are tasks for :mod:`lpdp.parallel`, in this process or
 from __future__ import annotations
 
 import importlib
-import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -137,22 +136,9 @@ def _load_kinds() -> None:
 
 def _read_toml(path: Path) -> dict[str, Any]:
     """The TOML document in ``path``; every failure is a :class:`ScenarioError` naming the file."""
-    try:
-        if path.is_dir():
-            raise ScenarioError(f"{path}: is a directory, not a scenario file")
-        size = path.stat().st_size
-        if size > MAX_SCENARIO_BYTES:
-            raise ScenarioError(f"{path}: {size} bytes; a scenario file is at most {MAX_SCENARIO_BYTES} "
-                                f"bytes")
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ScenarioError(f"{path}: no such scenario file") from None
-    except UnicodeDecodeError as exc:
-        raise ScenarioError(f"{path}: not UTF-8 text (byte {exc.start})") from None
-    except OSError as exc:
-        raise ScenarioError(f"{path}: cannot read ({exc.strerror or type(exc).__name__})") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ScenarioError(f"{path}: not valid TOML: {exc}") from None
+    from lpdp._validate import read_document
+
+    return read_document(path, what="scenario file", fmt="toml", max_bytes=MAX_SCENARIO_BYTES)
 
 
 def load(path: str | Path) -> tuple[ScenarioKind, dict[str, Any]]:
@@ -169,7 +155,7 @@ def load(path: str | Path) -> tuple[ScenarioKind, dict[str, Any]]:
     source = str(path)
     data = _read_toml(path)
     kind_name = data.get("kind")
-    if kind_name not in KINDS:
+    if not isinstance(kind_name, str) or kind_name not in KINDS:
         raise ScenarioError(f"{source}: key 'kind' = {kind_name!r} must be one of {sorted(KINDS)}")
     kind = KINDS[kind_name]
     grid = data.pop("sweep", None)

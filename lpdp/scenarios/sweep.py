@@ -274,7 +274,7 @@ def _sweep_plot(kind: Any, sweep: Sweep, payloads: Sequence[Mapping[str, Any]]) 
 def _read_cell(path: Path, fingerprint: str) -> dict[str, Any] | None:
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):   # unreadable or damaged: computed again
         return None
     if not isinstance(doc, dict) or doc.get("fingerprint") != fingerprint or "result" not in doc:
         return None
