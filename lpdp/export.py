@@ -96,11 +96,13 @@ def check_output_path(path: str | os.PathLike[str], option: str = "path",
     lpdp.errors.OutputError: --export '/no/such/folder/x.json': the folder '/no/such/folder' does not exist
     """
     try:
-        path = Path(os.fspath(path))
+        name = os.fspath(path)
     except TypeError:
         raise ParameterError(f"{option}={path!r}: must be a file path") from None
-    name = str(path)
-    if not path.name or path.name in (".", ".."):
+    if not isinstance(name, str):
+        raise ParameterError(f"{option}={path!r}: must be a file path given as text")
+    path = Path(name)
+    if not path.name or path.name in (".", "..") or name.endswith(("/", os.sep)):
         raise OutputError(f"{option} {name!r}: not a file name")
     parent = path.parent
     if path.is_symlink():

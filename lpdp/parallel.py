@@ -20,6 +20,8 @@ import logging
 import math
 import os
 import re
+import signal
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -145,6 +147,24 @@ def _call(func: Callable[..., Any], args: tuple[Any, ...]) -> tuple[Any, str]:
 
 
 @contextmanager
+def _sigint_held() -> Iterator[None]:
+    """Block SIGINT while worker processes start. They inherit the blocked signal, so a Ctrl-C (which the
+    terminal sends to every process of the group) reaches only this process, which shuts the cluster down,
+    instead of printing a traceback per worker; a Ctrl-C during the start is delivered when it ends."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    from multiprocessing import resource_tracker
+
+    resource_tracker.ensure_running()   # starting it later would unblock SIGINT in the starting thread
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+@contextmanager
 def _client(scheduler: Scheduler) -> Iterator[Any]:
     import dask
     from distributed import Client, LocalCluster
@@ -155,7 +175,7 @@ def _client(scheduler: Scheduler) -> Iterator[Any]:
         # 1.8x CPU per task). Keep one BLAS thread per worker, without that setting.
         environ = {k: v for k, v in dask.config.get("distributed.nanny.pre-spawn-environ", {}).items()
                    if k != "MALLOC_TRIM_THRESHOLD_"}
-        with dask.config.set({"distributed.nanny.pre-spawn-environ": environ}):
+        with dask.config.set({"distributed.nanny.pre-spawn-environ": environ}), _sigint_held():
             cluster = LocalCluster(n_workers=scheduler.workers, threads_per_worker=1, processes=True,
                                    host="127.0.0.1", dashboard_address="127.0.0.1:0",
                                    silence_logs=logging.CRITICAL)

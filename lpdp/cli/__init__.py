@@ -10,9 +10,11 @@ line too, with exit status 3 (``LPDP_DEBUG=1`` shows the traceback).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import re
+import signal
 import sys
 import warnings
 from collections.abc import Sequence
@@ -54,13 +56,14 @@ class _StoreOnce(argparse._StoreAction):
 class _Parser(argparse.ArgumentParser):
     """An ArgumentParser whose usage errors are one line on stderr and exit status 2.
 
-    Values that start with a minus sign and a digit (``-0.5,0``, ``-1e-3``) are values, not options, so
-    the library can say what is wrong with them; an option given twice is an error.
+    Values that start with a minus sign and a digit, ``inf`` or ``nan`` (``-0.5,0``, ``-1e-3``, ``-inf``)
+    are values, not options, so the library can say what is wrong with them; an option given twice is an
+    error.
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._negative_number_matcher = re.compile(r"^-\.?\d")
+        self._negative_number_matcher = re.compile(r"^-(\.?\d|inf|nan)", re.IGNORECASE)
         self.register("action", None, _StoreOnce)
         self.register("action", "store", _StoreOnce)
 
@@ -90,16 +93,142 @@ def _show_warning(message: Warning | str, category: type[Warning], *_: Any, **__
     print(f"lpdp: warning: {_one_line(message)}", file=sys.stderr)
 
 
+class _StdoutLost(Exception):
+    """Writing a result to standard output failed (a full disk, a closed pipe): ``cause`` says why."""
+
+    def __init__(self, cause: OSError) -> None:
+        super().__init__(cause)
+        self.cause = cause
+
+
+class _GuardedStdout:
+    """``sys.stdout`` whose write errors are :class:`_StdoutLost`, told apart from the command's own."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except OSError as exc:
+            raise _StdoutLost(exc) from None
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError as exc:
+            raise _StdoutLost(exc) from None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def _silence_stdout() -> None:
+    """Point file descriptor 1 at /dev/null, so the interpreter's last flush cannot fail a second time."""
+    try:
+        fd = sys.__stdout__.fileno() if sys.__stdout__ is not None else -1
+    except (OSError, ValueError):
+        return
+    if fd >= 0:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, fd)
+        os.close(null)
+
+
+#: Exit status after Ctrl-C (128 + SIGINT), as a shell reports a process killed by it.
+EXIT_INTERRUPTED = 130
+
+
+class _Interrupts:
+    """Ctrl-C while a command runs: one line on stderr at once, exit status 130, never a traceback.
+
+    The first SIGINT prints the line (with the command's ``args.interrupted_note``, e.g. what was kept),
+    then raises :class:`KeyboardInterrupt` so files and clusters are closed by the code that opened them;
+    what that cleaning up prints (a Dask cluster's shutdown errors) goes to /dev/null in the console script
+    (not with ``LPDP_DEBUG=1``). A second Ctrl-C exits at once. The signal is remembered, so a command
+    whose library code swallowed the exception still exits 130. A SIGINT the shell told lpdp to ignore
+    (``lpdp run &`` in a script) stays ignored.
+    """
+
+    def __init__(self, command: str, *, silence_after: bool) -> None:
+        self.command = command
+        self.args: argparse.Namespace | None = None
+        self.seen = False
+        self.reported = False
+        self._silence_after = silence_after and os.environ.get(DEBUG_ENV) != "1"
+        self._old: Any = None
+
+    def report(self) -> int:
+        """Print the one line (once); the exit status 130."""
+        if not self.reported:
+            self.reported = True
+            note = getattr(self.args, "interrupted_note", "")
+            line = f"lpdp {self.command}: interrupted" + (f"; {note}" if note else "")
+            with contextlib.suppress(OSError, ValueError):
+                sys.stderr.flush()
+                sys.stderr.write(line + "\n")
+                sys.stderr.flush()
+        return EXIT_INTERRUPTED
+
+    def _handler(self, signum: int, frame: Any) -> None:
+        if self.seen:               # a second Ctrl-C: no more cleaning up
+            os._exit(self.report())
+        self.seen = True
+        self.report()
+        if self._silence_after:
+            with contextlib.suppress(OSError, ValueError):
+                null = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(null, 2)
+                os.close(null)
+        raise KeyboardInterrupt
+
+    def __enter__(self) -> _Interrupts:
+        with contextlib.suppress(ValueError):  # not the main thread: leave signals alone
+            if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+                self._old = signal.signal(signal.SIGINT, self._handler)
+        return self
+
+    def __exit__(self, *_: Any) -> None:
+        if self._old is not None:
+            signal.signal(signal.SIGINT, self._old)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``lpdp`` console script; returns the exit status."""
     words = list(sys.argv[1:] if argv is None else argv)
+    command = words[0] if words and not words[0].startswith("-") else "lpdp"
+    # stderr is silenced after a Ctrl-C only in the console script (argv None), which exits right after
+    interrupts = _Interrupts(command, silence_after=argv is None)
+    stdout = sys.stdout
+    try:
+        with interrupts:
+            sys.stdout = _GuardedStdout(stdout)
+            try:
+                code = _main(words, interrupts)
+                sys.stdout.flush()
+            finally:
+                sys.stdout = stdout
+            return interrupts.report() if interrupts.seen else code
+    except KeyboardInterrupt:
+        return interrupts.report()
+    except _StdoutLost as exc:
+        _silence_stdout()
+        if isinstance(exc.cause, BrokenPipeError):  # the reader went away (``lpdp ... | head -1``)
+            return 0
+        print(f"lpdp {command}: error: cannot write the result to standard output "
+              f"({exc.cause.strerror or type(exc.cause).__name__})", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def _main(words: list[str], interrupts: _Interrupts) -> int:
     if words == ["--version"]:
         print(f"lpdp {__version__}")
         return 0
     from lpdp.cli._common import check_outputs  # after --version, which needs no numpy
 
     parser = build_parser(words[0] if words and not words[0].startswith("-") else None)
-    args = parser.parse_args(words)
+    args = parser.parse_args(words)   # usage errors and --help exit here (SystemExit, status 2 or 0)
+    interrupts.args = args
     command = args.command
     debug = os.environ.get(DEBUG_ENV) == "1"
     try:
@@ -108,6 +237,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             warnings.simplefilter("once")
             check_outputs(args)
             return int(args.func(args) or 0)
+    except (KeyboardInterrupt, _StdoutLost):
+        raise
     except InternalError as exc:
         if debug:
             raise
@@ -116,11 +247,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except LpdpError as exc:
         print(f"lpdp {command}: error: {_one_line(exc)}", file=sys.stderr)
         return EXIT_USAGE
-    except BrokenPipeError:
-        return 0
-    except KeyboardInterrupt:
-        print(f"lpdp {command}: interrupted", file=sys.stderr)
-        return 130
     except MemoryError:
         print(f"lpdp {command}: error: out of memory (the estimate was too low; please report it)",
               file=sys.stderr)

@@ -36,9 +36,9 @@ def check_outputs(args: argparse.Namespace) -> None:
     """Validate ``--plot`` and ``--export`` (suffix, folder, not a directory or a link) before any work."""
     from lpdp.export import check_output_path
 
-    if getattr(args, "plot", None):
+    if getattr(args, "plot", None) is not None:    # an empty name is refused, not ignored
         check_output_path(args.plot, "--plot", PLOT_SUFFIXES)
-    if getattr(args, "export", None):
+    if getattr(args, "export", None) is not None:
         suffixes = getattr(args, "export_suffixes", EXPORT_SUFFIXES)
         check_output_path(args.export, "--export", suffixes)
         if args.plot and Path(args.plot).resolve() == Path(args.export).resolve():

@@ -8,11 +8,10 @@ machine, or a running Dask scheduler); ``--resume`` reuses the finished cells of
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from lpdp.cli._common import Result, add_output_options, emit
-from lpdp.errors import ScenarioError
+from lpdp.errors import ParameterError, ScenarioError
 
 
 def _default_root() -> Path:
@@ -38,17 +37,15 @@ def _handle(args: argparse.Namespace) -> int:
     if args.copy:
         print(f"wrote {scenarios.copy_bundled(*args.copy)}: edit it, then `lpdp run {args.copy[1]}`")
         return 0
+    out = _out_folder(args.out)
     paths = [scenarios.resolve(p) for p in args.files] or scenarios.default_files(_default_root())
     if not paths:
         raise ScenarioError("no scenario files to run")
-    try:
-        rows = scenarios.run_many(paths, args.out, scheduler=args.scheduler, workers=args.workers,
-                                  resume=args.resume, progress=False if args.quiet else None,
-                                  cluster_timeout=args.cluster_timeout)
-    except KeyboardInterrupt:
-        print(f"lpdp run: interrupted; finished cells are kept in {args.out}/: rerun with --resume to "
-              "compute only the missing ones", file=sys.stderr)
-        return 130
+    args.interrupted_note = (f"finished cells are kept in {out}: rerun with --resume to compute only the "
+                             "missing ones")   # the line lpdp.cli.main prints on Ctrl-C
+    rows = scenarios.run_many(paths, args.out, scheduler=args.scheduler, workers=args.workers,
+                              resume=args.resume, progress=False if args.quiet else None,
+                              cluster_timeout=args.cluster_timeout)
     reused = sum(r["reused"] for r in rows)
     width = max(len(r["scenario"]) for r in rows)
     lines = [f"{'scenario':<{width}}  {'seconds':>8}  result"]
@@ -56,16 +53,29 @@ def _handle(args: argparse.Namespace) -> int:
         first, *rest = r["summary"] or [""]
         lines.append(f"{r['scenario']:<{width}}  {r['seconds']:8.2f}  {first}")
         lines += [f"{'':<{width}}  {'':>8}  {line}" for line in rest]
-    lines.append(f"wrote {sum(len(r['files']) for r in rows)} files to {args.out}/"
+    lines.append(f"wrote {sum(len(r['files']) for r in rows)} files to {out}"
                  + (f" (reused {reused} finished cells)" if args.resume else ""))
     pngs = [f for r in rows for f in r["files"] if f.endswith(".png")]
     return emit(args, Result(
         summary="\n".join(lines),
-        payload={"out": str(args.out), "scenarios": rows, "reused": reused},
+        payload={"out": str(args.out), "out_folder": str(Path(args.out).resolve()), "scenarios": rows,
+                 "reused": reused},
         plot=_contact_sheet(pngs) if pngs else None,
         table=[{"scenario": r["scenario"], "kind": r["kind"], "seconds": r["seconds"],
                 "summary": " | ".join(r["summary"])} for r in rows],
     ))
+
+
+def _out_folder(out: str) -> str:
+    """``--out`` as the summary names it; an empty name is refused, a link to a folder is followed and
+    named with its target (the files land in the target)."""
+    if not out.strip():
+        raise ParameterError(f"--out {out!r}: an empty folder name; give a folder (--out . is the working "
+                             "folder)")
+    path = Path(out)
+    if path.is_symlink() and path.is_dir():
+        return f"{out}/ (a symbolic link to {path.resolve()}/)"
+    return f"{out}/"
 
 
 def _contact_sheet(pngs: list[str]):
