@@ -170,12 +170,12 @@ def check_budget(what: str, *, memory_bytes: float = 0.0, seconds: float = 0.0,
     if not need <= limit:
         shown = _fmt_bytes(need) if math.isfinite(need) else "an unbounded amount"
         raise ParameterError(f"{what} needs ~{shown} of memory; the limit is {_fmt_bytes(limit)} (raise it "
-                             f"with the environment variable {ENV_MEMORY} or the option memory_gb)"
+                             f"with the environment variable {ENV_MEMORY}, in GB)"
                              + (f"; or {hint}" if hint else ""))
     t_limit = time_limit_seconds(max_seconds)
     t = float(seconds)
     if not t <= t_limit:
         shown = _fmt_seconds(t) if math.isfinite(t) else "unbounded time"
         raise ParameterError(f"{what} needs ~{shown} of computation; the limit is {_fmt_seconds(t_limit)} "
-                             f"(raise it with the environment variable {ENV_SECONDS} or the option "
-                             f"max_seconds)" + (f"; or {hint}" if hint else ""))
+                             f"(raise it with the environment variable {ENV_SECONDS}, in seconds)"
+                             + (f"; or {hint}" if hint else ""))

@@ -117,7 +117,7 @@ class Bracket:
 
     def max_gap(self) -> float:
         """``max_ε (δ⁻(ε) - δ⁺(ε))`` over the edge losses of both regions and a fine grid."""
-        top = float(max(self.from_below.losses.max(), self.from_above.losses.max(), 1.0))
+        top = float(max(self.from_below.losses.max(initial=1.0), self.from_above.losses.max(initial=1.0)))
         eps = np.unique(np.concatenate([np.linspace(0.0, top, 2001), np.abs(self.from_below.losses),
                                         np.abs(self.from_above.losses)]))
         return float(np.max(self.gap(eps)))

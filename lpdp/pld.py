@@ -741,7 +741,8 @@ def _exp_or_inf(x: float) -> float:
 def _lattice_delta(lat: _Lattice, h: float, eps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Lattice ``δ'(ε)`` (computed) and a certified bound on its absolute error, untilted, per ε."""
     eps = np.asarray(eps, dtype=float)
-    i = np.floor(eps / h) + 1                   # first index J with x_J = J h > ε
+    with np.errstate(over="ignore"):            # ε/h = inf (ε near 1e308) clips to the last index below
+        i = np.floor(eps / h) + 1               # first index J with x_J = J h > ε
     i = np.where((i - 1) * h > eps, i - 1, i)
     i = np.where(i * h <= eps, i + 1, i)
     k = i - lat.start
@@ -850,6 +851,8 @@ class _Engine:
         margin = float(max(np.max(self._tau_up), np.max(self._tau_dn))) + 4 * h
         if len(self._lattices) > MAX_TILTS or low <= (base.start + base.n // 2) * h:
             return False
+        if not (low - margin) / h <= sum(k * (g.lo + g.log_x.size) for g, k in self._grids):
+            return False    # beyond the largest composed loss (ε up to 1e308): no mass for a tilt to find
         theta = self._saddle(0.5 * (low + high))
         start = math.floor((low - margin) / h)
         if theta <= 0 or any(abs(lat.theta - theta) <= 0.05 * theta and lat.start <= start

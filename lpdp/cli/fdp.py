@@ -107,7 +107,7 @@ def _handle_constraints(args: argparse.Namespace) -> int:
                                "layout": layout, "delta_min": delta_min}
     for key, side, region in (("from_below", b.below, b.from_below), ("from_above", b.above, b.from_above)):
         payload[key] = {**region_dict(region, at), "approximation": [list(c) for c in side.constraints]}
-    top = float(max(b.from_below.losses.max(), 1.0))
+    top = float(b.from_below.losses.max(initial=1.0))   # no edges: the trivial region (δ = 1)
     payload["exact"] = None if b.exact is None else _exact_dict(b.exact, at, top)
     payload["epsilon_for"] = [[d, b.from_above.epsilon(d), b.from_below.epsilon(d)]
                               for d in args.for_delta or []]
