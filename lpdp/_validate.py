@@ -98,15 +98,25 @@ def check_int(value: object, name: str, minimum: int = 1, maximum: int | None = 
 
 def check_weights(weights: Sequence[object], name: str = "weights") -> np.ndarray:
     """Non-negative finite weights that sum to 1 (to 1e-9)."""
-    w = np.array([_as_float(f"{name}[{i}]", x) for i, x in enumerate(weights)], dtype=float)
+    try:
+        w = np.asarray(weights)
+    except (TypeError, ValueError):
+        w = np.asarray(weights, dtype=object)
+    plain = w.ndim == 1 and w.dtype.kind in "iuf" and (
+        isinstance(weights, np.ndarray) or not any(isinstance(x, bool | np.bool_) for x in weights))
+    if not plain:    # not plain numbers: find the one to name
+        w = np.array([_as_float(f"{name}[{i}]", x) for i, x in enumerate(weights)], dtype=float)
+    w = w.astype(float)
     if w.size == 0:
         raise ParameterError(f"{name}=[]: at least one weight is needed")
-    for i, x in enumerate(w):
-        if not math.isfinite(x) or x < 0:
-            raise ParameterError(f"{name}[{i}]={float(x)!r}: must be finite and >= 0")
+    bad = np.flatnonzero(~(np.isfinite(w) & (w >= 0)))
+    if bad.size:
+        i = int(bad[0])
+        raise ParameterError(f"{name}[{i}]={float(w[i])!r}: must be finite and >= 0")
     total = float(np.sum(w))
     if abs(total - 1.0) > 1e-9:
-        raise ParameterError(f"{name}={w.tolist()!r}: must sum to 1 (they sum to {total!r})")
+        shown = repr(w.tolist()) if w.size <= 10 else f"({w.size} weights)"
+        raise ParameterError(f"{name}={shown}: must sum to 1 (they sum to {total!r})")
     return w
 
 
@@ -119,18 +129,14 @@ _BOMS = ((codecs.BOM_UTF32_LE, "UTF-32"), (codecs.BOM_UTF32_BE, "UTF-32"), (code
 
 
 def _depth(value: Any) -> int:
-    """Nesting depth of parsed data (a scalar is 0), without recursion."""
-    deepest, stack = 0, [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            item = list(item.values())
-        if isinstance(item, list):
-            deepest = max(deepest, depth + 1)
-            if depth + 1 > MAX_NESTING:
-                break
-            stack.extend((x, depth + 1) for x in item)
-    return deepest
+    """Nesting depth of parsed data (a scalar is 0, ``[1]`` is 1), level by level without recursion;
+    counting stops past :data:`MAX_NESTING`."""
+    depth, level = 0, [value] if isinstance(value, dict | list) else []
+    while level and depth <= MAX_NESTING:
+        depth += 1
+        level = [v for item in level for v in (item.values() if isinstance(item, dict) else item)
+                 if isinstance(v, dict | list)]
+    return depth
 
 
 def read_document(path: str | os.PathLike[str], *, what: str = "file", fmt: str | None = None,

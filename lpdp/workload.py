@@ -29,12 +29,14 @@ the ``account`` scenarios print, so both show the same numbers.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from lpdp._limits import check_budget, seconds_for
 from lpdp._schema import Field, validate
 from lpdp._validate import check_int, read_document
 from lpdp.accountant import Accountant, Guarantee
@@ -134,6 +136,11 @@ def mechanism_from_entry(entry: Mapping[str, Any], *, source: str = "workload",
     return mech, times
 
 
+#: Estimated operations to validate and build one distinct entry (a DP region is built at once, ~2 ms),
+#: and the number of distinct entries above which reading them shows a progress bar (on a terminal).
+ENTRY_OPS, PROGRESS_ENTRIES = 1e5, 5000
+
+
 def parse(data: Mapping[str, Any], *, source: str = "workload") -> list[tuple[Mechanism, int]]:
     """The ``(mechanism, times)`` pairs of a workload given as plain data (``{"mechanism": [...]}``).
 
@@ -149,8 +156,22 @@ def parse(data: Mapping[str, Any], *, source: str = "workload") -> list[tuple[Me
     extra = sorted(set(data) - {"mechanism"})
     if extra:
         raise ScenarioError(f"{source}: unknown key {extra[0]!r} (a workload has only [[mechanism]] tables)")
-    return [mechanism_from_entry(e, source=source, where=f"mechanism[{i}]")
-            for i, e in enumerate(data["mechanism"])]
+    entries = data["mechanism"]
+    keys = [repr(e) for e in entries]     # equal entries are validated and built once
+    distinct = len(set(keys))
+    check_budget(f"{source}: {len(entries)} mechanism entries ({distinct} distinct)",
+                 seconds=seconds_for(ENTRY_OPS * distinct))
+    built: dict[str, tuple[Mechanism, int]] = {}
+    steps: Any = enumerate(entries)
+    if distinct > PROGRESS_ENTRIES:
+        from tqdm import tqdm
+
+        steps = tqdm(steps, total=len(entries), desc=f"reading {source}", unit="entry", file=sys.stderr,
+                     disable=not sys.stderr.isatty())
+    for i, e in steps:
+        if keys[i] not in built:
+            built[keys[i]] = mechanism_from_entry(e, source=source, where=f"mechanism[{i}]")
+    return [built[k] for k in keys]
 
 
 def read(path: str | Path) -> dict[str, Any]:
@@ -173,7 +194,10 @@ def load(path: str | Path) -> list[tuple[Mechanism, int]]:
 def accountant(parts: Sequence[tuple[Mechanism, int]]) -> Accountant:
     """An :class:`~lpdp.Accountant` with every ``(mechanism, times)`` composed."""
     acc = Accountant()
+    counts: dict[int, list[Any]] = {}      # the same entry read many times is one mechanism object
     for mech, times in parts:
+        counts.setdefault(id(mech), [mech, 0])[1] += times
+    for mech, times in counts.values():
         acc.compose(mech, times)
     return acc
 

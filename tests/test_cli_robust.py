@@ -161,3 +161,144 @@ def test_user_facing_text_cites_papers_not_internal_notes(capsys):
             texts.update({f"lpdp {name} {n} --help": c.format_help() for n, c in a.choices.items()})
     bad = {where: INTERNAL.search(text).group(0) for where, text in texts.items() if INTERNAL.search(text)}
     assert not bad
+
+
+# ---------------------------------------------------------------- Ctrl-C, links, hostile but valid input
+def _interrupted_run(tmp_path, delay: float, *extra: str) -> tuple[int, str, Path]:
+    """``lpdp run`` in its own process group, interrupted as a terminal does (SIGINT to the group)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out_dir = tmp_path / "o"
+    proc = subprocess.Popen([sys.executable, "-m", "lpdp", "run", "--out", str(out_dir), *extra],
+                            cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    time.sleep(delay)
+    os.killpg(proc.pid, signal.SIGINT)
+    try:
+        _, err = proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        raise
+    return proc.returncode, err, out_dir
+
+
+@pytest.mark.parametrize("delay", [0.6, 2.5])
+def test_ctrl_c_during_run_is_one_line_and_exit_130(tmp_path, delay):
+    """4 tracebacks in 7 tries (Python loading, Dask workers, a cluster's shutdown); once it went on."""
+    code, err, _ = _interrupted_run(tmp_path, delay)
+    assert code == 130 and len(err.splitlines()) == 1 and "interrupted" in err, err
+
+
+@pytest.mark.deep
+@pytest.mark.parametrize("delay", [3.0, 8.0, 15.0])
+def test_ctrl_c_on_a_local_dask_cluster_is_one_line(tmp_path, delay):
+    """The terminal interrupts every process of the group: the workers start with SIGINT blocked."""
+    pytest.importorskip("distributed")
+    sweep = ROOT / "scenarios" / "filter_sweep_gaussian.toml"
+    code, err, _ = _interrupted_run(tmp_path, delay, str(sweep), "--scheduler", "local", "--workers", "2")
+    assert code == 130 and len(err.splitlines()) == 1 and "--resume" in err, err
+
+
+def test_an_interrupt_that_library_code_swallows_still_exits_130(capsys, monkeypatch):
+    """The signal is remembered: a result computed after a swallowed Ctrl-C is not a success."""
+    import os
+    import signal
+
+    real, sent = PrivacyRegion.delta, []
+
+    def swallowing(self, *args):
+        if not sent:                   # one Ctrl-C (a second one exits at once)
+            sent.append(True)
+            try:
+                os.kill(os.getpid(), signal.SIGINT)
+                sum(range(10**6))      # the handler runs here
+            except KeyboardInterrupt:
+                pass
+        return real(self, *args)
+
+    monkeypatch.setattr(PrivacyRegion, "delta", swallowing)
+    code, _, err = run(capsys, "compose", "--dp", "1,0", "-k", 3, "--at", "1")
+    assert code == 130 and err.splitlines() == ["lpdp compose: interrupted"]
+
+
+def test_out_through_a_link_to_a_folder_follows_it_and_says_so(capsys, tmp_path):
+    target = tmp_path / "real"
+    target.mkdir()
+    (tmp_path / "link").symlink_to(target)
+    code, out, _ = run(capsys, "run", MIXTURE, "--out", tmp_path / "link")
+    assert code == 0 and f"a symbolic link to {target.resolve()}" in out
+    assert (target / MANIFEST_NAME).is_file() and (target / "figure1_mixture.json").is_file()
+
+
+def test_a_title_of_a_megabyte_is_wrapped_and_capped(capsys, tmp_path):
+    """matplotlib refused the image ("Image size ... too large"): exit 3."""
+    scenario = tmp_path / "long.toml"
+    text = MIXTURE.read_text()
+    scenario.write_text(re.sub(r"(?m)^title = .*$", 'title = "' + "a long title " * 70_000 + '"', text))
+    code, _, err = run(capsys, "run", scenario, "--out", tmp_path / "o")
+    assert code == 0 and err == "" and (tmp_path / "o" / "long.png").stat().st_size > 0
+
+
+def test_an_fdp_bracket_whose_guarantee_is_trivial_is_printed(capsys):
+    """`lpdp fdp --gaussian 20 -k 4 --constraints 2` failed on an empty region (zero-size max): the
+    guarantee side is the trivial δ = 1, which is never below the exact G_40."""
+    from lpdp.tradeoff import gaussian
+
+    code, out, err = run(capsys, "fdp", "--gaussian", 20, "-k", 4, "--constraints", 2, "--at", 0, 5, "--json")
+    doc = json.loads(out)
+    assert code == 0 and err == ""
+    for e, d in doc["from_below"]["delta_at"]:
+        assert d >= float(gaussian(40.0).delta(e))
+    for e, d in doc["from_above"]["delta_at"]:
+        assert d <= float(gaussian(40.0).delta(e))
+
+
+@pytest.mark.parametrize("eps", [1e20, 1e300, 1e308, 1.7e308])
+def test_delta_at_a_huge_epsilon_of_a_certified_guarantee(eps):
+    """OverflowError on a Laplace guarantee. Three Laplace(1) losses never exceed 3, so the true δ is 0:
+    the attack side must say 0 and the guarantee side must not grow beyond its value at ε = 3."""
+    import warnings
+
+    from lpdp import Accountant
+    from lpdp.mechanisms import LaplaceMechanism
+
+    g = Accountant().compose(LaplaceMechanism(1.0), 3).guarantee()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        lo, hi = g.delta(eps)
+    assert lo <= 0.0 <= hi <= g.delta(3.0)[1]
+
+
+def test_a_sweep_seed_is_the_index_th_child_in_constant_time():
+    """cell_seed spawned every child for every cell: O(cells^2), hours for 10^5 cells."""
+    import time
+
+    import numpy as np
+
+    from lpdp.scenarios.sweep import cell_seed
+
+    child = np.random.SeedSequence(7).spawn(1000)[999]
+    assert cell_seed(7, 999, 1000) == int(child.generate_state(1, np.uint64)[0] >> np.uint64(1))
+    start = time.perf_counter()
+    seeds = {cell_seed(7, i, 10**5) for i in range(0, 10**5, 1000)}
+    assert len(seeds) == 100 and time.perf_counter() - start < 5
+
+
+def test_a_large_sweep_shows_progress_while_its_cells_are_checked(capsys, monkeypatch, tmp_path):
+    """10^5 cells took minutes to check before the first ran, in silence: a progress bar on a terminal."""
+    import sys
+
+    import lpdp.scenarios.sweep as sweep
+    from lpdp.scenarios import load
+
+    monkeypatch.setattr(sweep, "PROGRESS_CELLS", 3)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+    scenario = tmp_path / "s.toml"
+    scenario.write_text('kind = "double_dp_epsilon"\ntitle = "t"\nconstraints = [[0.3, 0.0], [0.15, 0.02]]\n'
+                        'delta = 1e-6\n[sweep]\nk = [1, 2, 3, 4, 5, 6]\n')
+    assert len(load(scenario)[1]["sweep"].cells) == 6
+    assert "checking" in capsys.readouterr().err

@@ -15,6 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from lpdp import LpdpError, PrivacyRegion
@@ -254,7 +255,40 @@ CLI_CASES = [
     (["run", SCENARIO, "--out", "{tmp}/o", "--export", "{tmp}/missing/x.json"], "--export"),
     (["run", SCENARIO, "--out", "{tmp}/o", "--plot", "x.bmp"], "--plot"),
     (["run", SCENARIO, "--out", "{tmp}/o", "--out", "{tmp}/p"], "--out"),
+    # ---- hostile files, values and sizes (each was a traceback, exit 3, a hang or a misleading line)
+    (["account", "{tmp}/kind_table.json"], "mechanism[0].kind"),            # TypeError: unhashable
+    (["account", "{tmp}/kind_list.json"], "mechanism[0].kind"),
+    (["account", "{tmp}/deep.json"], "nested more than"),                  # RecursionError
+    (["account", "{tmp}/deep.toml"], "nested more than"),
+    (["run", "{tmp}/deep.toml"], "nested more than"),
+    (["filter", "params", "--mechanism", "{tmp}/deep.json", "--delta", "1e-3", "--max-steps", "9"],
+     "nested more than"),
+    (["account", "{tmp}/binary.json"], "not UTF-8"),                       # UnicodeDecodeError
+    (["account", "{tmp}/utf16.toml"], "UTF-16"),
+    (["run", "{tmp}/utf16.toml"], "UTF-16"),
+    (["filter", "audit", "--mechanism", "{tmp}/binary.json", *GAUSS[2:]], "not UTF-8"),
+    (["filter", "params", "--mechanism", "{tmp}/utf16.json", "--delta", "1e-3", "--max-steps", "9"],
+     "UTF-16"),
+    (["fdp", "--gaussian", "-inf", "-k", "3"], "--gaussian=-inf"),         # "expected one argument"
+    (["compose", "--dp", "-inf,0", "-k", "3"], "epsilon=-inf"),
+    (["account", "--gaussian", "-inf"], "sigma"),
+    (["compose", "--dp", "1,0", "-k", "-nan"], "-k"),
+    (["account", "--rr", "100000000,0.7"], "categories=100000000"),       # 69 s, then out of memory
+    (["filter", "params", "--rr", "100000000,0.7", "--delta", "1e-3", "--max-steps", "9"],
+     "categories=100000000"),
+    (["account", "{tmp}/times.toml"], "k=1000000000000"),                 # was "must be an integer"
+    (["account", "--pure", "1x1e12"], "k=1000000000000"),
+    (["filter", "audit", *GAUSS[:6], "--max-steps", "1000000"], "max_steps=1000000"),
+    (["filter", "audit", "--laplace", "1", *GAUSS[2:6], "--max-steps", "1000000"], "max_steps=1000000"),
+    (["run", SCENARIO, "--out", ""], "--out ''"),                          # "wrote ... to /"
+    (["run", SCENARIO, "--out", " "], "--out ' '"),
+    (["compose", "--dp", "1,0", "-k", "3", "--plot", ""], "--plot ''"),    # was ignored
+    (["compose", "--dp", "1,0", "-k", "3", "--export", ""], "--export ''"),
+    (["compose", "--dp", "1,0", "-k", "3", "--export", "{tmp}/x.json/"], "--export"),
 ]
+
+#: Words an error line must never contain: options and keyword names the command line does not have.
+NOT_CLI = ("memory_gb", "max_seconds", "option memory")
 
 
 def _fixtures(tmp: Path) -> None:
@@ -270,6 +304,15 @@ def _fixtures(tmp: Path) -> None:
     (tmp / "outside.txt").write_text("precious")
     for name in ("link.png", "link.json"):
         (tmp / name).symlink_to(tmp / "outside.txt")
+    (tmp / "kind_table.json").write_text('{"mechanism": [{"kind": {"a": [1]}}]}')
+    (tmp / "kind_list.json").write_text('{"mechanism": [{"kind": ["dp"]}]}')
+    (tmp / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
+    (tmp / "deep.toml").write_text("a = " + "[" * 100_000 + "]" * 100_000 + "\n")
+    (tmp / "binary.json").write_bytes(bytes(range(256)) * 4)
+    workload = '[[mechanism]]\nkind = "pure"\nepsilon = 1.0\n'
+    (tmp / "utf16.toml").write_bytes(workload.encode("utf-16"))
+    (tmp / "utf16.json").write_bytes('{"mechanism": [{"kind": "pure", "epsilon": 1.0}]}'.encode("utf-16"))
+    (tmp / "times.toml").write_text(workload + "times = 1e12\n")
 
 
 @pytest.fixture
@@ -302,6 +345,7 @@ def test_cli_malformed_input_is_one_line_exit_2(tmp, capsys, monkeypatch, argv, 
     assert len(lines) == 1, out.err
     assert lines[0].startswith("lpdp") and "Traceback" not in out.err
     assert names.replace("{tmp}", str(tmp)) in lines[0], lines[0]
+    assert not any(word in lines[0] for word in NOT_CLI), lines[0]
     assert (tmp / "outside.txt").read_text() == "precious"
     assert sorted(p.name for p in tmp.rglob("*")) == before  # a refused command writes nothing
 
@@ -316,9 +360,11 @@ def _granted_filter():
 
 
 def _api_cases():
-    from lpdp import compose, export, fdp, filters, mixture, tradeoff
+    from lpdp import Accountant, compose, export, fdp, filters, mixture, tradeoff, workload
+    from lpdp._validate import check_weights
     from lpdp.display import format_upper
     from lpdp.lp import IntersectionLP
+    from lpdp.mechanisms import randomized_response
 
     r = PrivacyRegion.from_dp(1.0, 0.1)
     return [
@@ -373,7 +419,51 @@ def _api_cases():
         (lambda: export.check_output_path(None, "--export"), "--export"),
         (lambda: export.Manifest("/proc/lpdp-x"), "/proc/lpdp-x"),
         (lambda: format_upper(1.0, 0), "digits"),
+        # ---- hostile sizes: refused with the estimate before anything is allocated
+        (lambda: randomized_response(10**8, 1.0), "categories=100000000"),   # was MemoryError
+        (lambda: Accountant().compose(_wide_pair(), 1).guarantee(), "200000 unrelated loss levels"),
+        (lambda: _parse_under_budget([{"kind": "gaussian", "sigma": 1.0 + i * 1e-6} for i in range(10**5)]),
+         "100000 distinct"),   # 10^6 entries through the command line: the deep test below
+        (lambda: filters.audit(_realisation(10**6), filters.GaussianMechanism(2.0)), "max_steps=1000000"),
+        (lambda: filters.audit(_realisation(10**6), filters.LaplaceMechanism(1.0)), "max_steps=1000000"),
+        (lambda: workload.parse({"mechanism": [{"kind": {"a": 1}}]}), "kind"),
+        (lambda: workload.read(_hostile_file("deep.json", "[" * 100_000 + "]" * 100_000)), "nested"),
+        (lambda: filters.RealisationFilter.replay(_hostile_file("t.json", "[" * 100_000)), "nested"),
+        (lambda: check_weights([0.3] * 200_000), "200000 weights"),
     ]
+
+
+def _parse_under_budget(entries):
+    """Read a workload under a 60 s time budget (10^5 distinct entries are ~200 s of estimated work)."""
+    from lpdp import workload
+    from lpdp._limits import budget
+
+    with budget(seconds=60):
+        return workload.parse({"mechanism": entries})
+
+
+def _wide_pair():
+    """A pair of 2·10^5 outputs with as many distinct losses (numpy could not allocate its keys)."""
+    from lpdp.mechanisms import FiniteMechanism
+
+    rng = np.random.default_rng(0)
+    p, q = rng.random(200_000), rng.random(200_000)
+    return FiniteMechanism.from_pair(p / p.sum(), q / q.sum())
+
+
+def _realisation(max_steps: int):
+    from lpdp.filters import RealisationFilter, optimal_parameters
+
+    params = optimal_parameters(1e-3, 48)
+    return RealisationFilter(6.0, 1e-3, max_steps, params.delta_tilde, params.theta)
+
+
+def _hostile_file(name: str, text: str) -> Path:
+    import tempfile
+
+    path = Path(tempfile.mkdtemp()) / name
+    path.write_text(text)
+    return path
 
 
 API_CASES = _api_cases()
@@ -406,3 +496,30 @@ def test_no_result_is_printed_when_the_output_path_is_bad(tmp_path, capsys):
                  "--export", str(tmp_path / "t.xyz")]) == 2
     assert capsys.readouterr().out == "" and not list(tmp_path.iterdir())
 
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux)")
+def test_a_full_disk_on_stdout_is_one_line_exit_2(tmp_path):
+    """`lpdp compose ... > /dev/full` was an internal error (OSError, exit 3)."""
+    with open("/dev/full", "w") as full:
+        out = subprocess.run([sys.executable, "-m", "lpdp", "compose", "--dp", "1,0", "-k", "3", "--at", "1"],
+                             stdout=full, stderr=subprocess.PIPE, text=True, timeout=120, cwd=tmp_path)
+    lines = out.stderr.splitlines()
+    assert out.returncode == 2 and len(lines) == 1 and "standard output" in lines[0], out.stderr
+
+
+@pytest.mark.deep
+def test_a_workload_of_a_million_mechanisms_is_refused_with_the_estimate(tmp_path):
+    """10^6 distinct entries: refused up front with the estimated time (it ran for an hour, silently);
+    10^6 equal entries are read once and answered."""
+    import json
+
+    distinct = tmp_path / "distinct.json"
+    distinct.write_text(json.dumps({"mechanism": [{"kind": "gaussian", "sigma": 1.0 + i * 1e-7}
+                                                  for i in range(10**6)]}))
+    same = tmp_path / "same.json"
+    same.write_text(json.dumps({"mechanism": [{"kind": "pure", "epsilon": 1e-3}] * 10**6}))
+    for path, code, err in ((distinct, 2, "1000000 distinct"), (same, 0, "")):
+        out = subprocess.run([sys.executable, "-m", "lpdp", "account", str(path), "--at", "1"],
+                             capture_output=True, text=True, timeout=300, cwd=tmp_path)
+        assert out.returncode == code and err in out.stderr and len(out.stderr.splitlines()) == code // 2

@@ -150,12 +150,13 @@ class _Interrupts:
     (``lpdp run &`` in a script) stays ignored.
     """
 
-    def __init__(self, command: str, *, silence_after: bool) -> None:
+    def __init__(self, command: str, *, console: bool) -> None:
         self.command = command
         self.args: argparse.Namespace | None = None
         self.seen = False
         self.reported = False
-        self._silence_after = silence_after and os.environ.get(DEBUG_ENV) != "1"
+        self._console = console
+        self._silence_after = console and os.environ.get(DEBUG_ENV) != "1"
         self._old: Any = None
 
     def report(self) -> int:
@@ -168,6 +169,17 @@ class _Interrupts:
                 sys.stderr.flush()
                 sys.stderr.write(line + "\n")
                 sys.stderr.flush()
+        return EXIT_INTERRUPTED
+
+    def exit(self) -> int:
+        """The status 130 after the one line; the console script ends here at once, since Python's own
+        exit would kill the process with SIGINT once a KeyboardInterrupt went through its C code."""
+        self.report()
+        if self._console:
+            with contextlib.suppress(OSError, ValueError):
+                sys.stdout.flush()
+                sys.stderr.flush()
+            os._exit(EXIT_INTERRUPTED)
         return EXIT_INTERRUPTED
 
     def _handler(self, signum: int, frame: Any) -> None:
@@ -197,8 +209,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``lpdp`` console script; returns the exit status."""
     words = list(sys.argv[1:] if argv is None else argv)
     command = words[0] if words and not words[0].startswith("-") else "lpdp"
-    # stderr is silenced after a Ctrl-C only in the console script (argv None), which exits right after
-    interrupts = _Interrupts(command, silence_after=argv is None)
+    # the console script (argv None) silences stderr after a Ctrl-C and exits at once; a caller does not
+    interrupts = _Interrupts(command, console=argv is None)
     stdout = sys.stdout
     try:
         with interrupts:
@@ -208,9 +220,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 sys.stdout.flush()
             finally:
                 sys.stdout = stdout
-            return interrupts.report() if interrupts.seen else code
+            return interrupts.exit() if interrupts.seen else code
     except KeyboardInterrupt:
-        return interrupts.report()
+        return interrupts.exit()
     except _StdoutLost as exc:
         _silence_stdout()
         if isinstance(exc.cause, BrokenPipeError):  # the reader went away (``lpdp ... | head -1``)

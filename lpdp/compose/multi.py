@@ -190,6 +190,10 @@ def _product_atoms(regions: list[PrivacyRegion], counts: list[int], step: float 
                                  f"steps; at most 2^52, and every loss must be a multiple of the step)")
     if step is None:
         step = _common_step(levels, counts)
+    if step is None:   # the keys themselves: one int64 column per level, refused before they exist
+        check_budget(f"the exact lattice of {len(regions)} finite pairs on {levels.size} unrelated loss "
+                     f"levels", memory_bytes=8.0 * levels.size * sum(r.losses.size for r in regions),
+                     hint="pass step= (a common lattice step)")
     keyed = [(_keys(r, levels, step), lp) for r, lp in zip(regions, log_ps, strict=True)]
     if step is not None and _sequential_seconds([k for k, _ in keyed], counts) > QUICK_SECONDS:
         _check_cost([k for k, _ in keyed], counts, step, power=True)

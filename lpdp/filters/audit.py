@@ -173,7 +173,9 @@ def _quadrature_pair(rule: StoppingRule, k_own: float, k_rev: float, mu: float,
     x, w = _nodes(lo, hi, eps, nodes, mu)
     check_budget(f"max_steps={n_max} (quadrature, {x.size} nodes)",
                  memory_bytes=8.0 * x.size * (x.size + n_max + 4),
-                 seconds=seconds_for(n_max * x.size * (x.size / BLAS_SPEEDUP + 4)))
+                 # per step: a kernel product, and for the tail and the hockey stick each an
+                 # elementwise density of nodes x nodes (~10 operations an entry) and h at the nodes
+                 seconds=seconds_for(n_max * x.size * (x.size / BLAS_SPEEDUP + 20 * x.size + 100)))
     in0 = bool(within(0.0, k_own) and within(0.0, k_rev))
     m = mu * mu / 2.0
 

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
+from lpdp._limits import check_budget, seconds_for
 from lpdp._validate import check_delta, check_epsilon, check_int, check_probability, check_weights
 from lpdp.errors import NotApplicableError, ParameterError
 from lpdp.mechanisms.base import Inputs, Mechanism, check_level, round_up_ulps
@@ -305,6 +306,9 @@ def randomized_response(categories: int, epsilon: float) -> FiniteMechanism:
     """
     k = check_int(categories, "categories", minimum=2)
     epsilon = check_epsilon(epsilon, "epsilon")
+    # the k x k table: ~48 bytes a cell at its peak (rows, checked arrays, the `table` tuples), ~1 µs a cell
+    check_budget(f"randomized_response(categories={k}) ({k} x {k} table)", memory_bytes=56.0 * k * k,
+                 seconds=seconds_for(50.0 * k * k))
     keep = 1.0 / (1.0 + (k - 1) * math.exp(-epsilon))
     other = (1.0 - keep) / (k - 1)
     return FiniteMechanism({v: [keep if y == v else other for y in range(k)] for v in range(k)}, pair=(0, 1))

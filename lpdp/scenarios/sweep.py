@@ -35,12 +35,14 @@ from typing import Any
 import numpy as np
 
 from lpdp._version import __version__
-from lpdp.errors import ClusterError, ScenarioError
+from lpdp.errors import ClusterError, ParameterError, ScenarioError
 
 __all__ = ["Sweep", "build_sweep", "cell_seed", "run_scenario", "scalar_columns"]
 
 #: Memory held per cell (its validated parameters, its result, its CSV row), high side, for the budget.
 BYTES_PER_CELL = 20_000
+#: Sweeps of more cells than this show a progress bar (on a terminal) while their cells are checked.
+PROGRESS_CELLS = 5000
 
 
 @dataclass(frozen=True)
@@ -68,7 +70,9 @@ def cell_seed(seed: int, index: int, cells: int) -> int:
     >>> cell_seed(7, 0, 5) != cell_seed(7, 1, 5)
     True
     """
-    child = np.random.SeedSequence(seed).spawn(cells)[index]
+    if not 0 <= index < cells:
+        raise ParameterError(f"index={index!r}: must be in [0, {cells})")
+    child = np.random.SeedSequence(seed, spawn_key=(index,))    # spawn(cells)[index], in O(1)
     return int(child.generate_state(1, np.uint64)[0] >> np.uint64(1))
 
 
@@ -133,7 +137,13 @@ def build_sweep(grid: Any, data: Mapping[str, Any], schema: Mapping[str, Any], *
     combos = [{k: v for part in combo for k, v in part.items()} for combo in itertools.product(*axes)]
     derive = "seed" in schema and "seed" not in grid
     cells, values = [], []
-    for i, combo in enumerate(combos):
+    steps: Any = enumerate(combos)
+    if len(combos) > PROGRESS_CELLS:
+        from tqdm import tqdm
+
+        steps = tqdm(steps, total=len(combos), desc=f"checking {source}", unit="cell", file=sys.stderr,
+                     disable=not sys.stderr.isatty(), leave=False)
+    for i, combo in steps:
         label = ", ".join(f"{k}={v!r}" for k, v in combo.items())
         params = validate({**data, **combo}, schema, source=f"{source} (sweep cell {i}: {label})")
         if derive:
