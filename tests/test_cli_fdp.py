@@ -146,5 +146,5 @@ def test_tail_layout_brackets_epsilon_at_small_delta(capsys):
     out = run_json(capsys, "--gaussian", "1", "-k", "10", "--constraints", "16", "--layout", "tail",
                    "--delta-min", "1e-9", "--for-delta", "1e-5")
     (d, lo, hi), = out["epsilon_for"]
-    assert d == 1e-5 and lo < hi < lo + 1.0
+    assert d == 1e-5 and lo < hi < lo + 1.0  # exact: the δ asked for, echoed
     assert gdp_delta(math.sqrt(10), lo) >= 1e-5 >= gdp_delta(math.sqrt(10), hi)

@@ -62,7 +62,7 @@ def test_json_of_a_large_composition_never_builds_the_full_profile(capsys, monke
     region = homogeneous(0.1, 1e-7, k)
     assert region.delta(doc["epsilon_for"][0][1]) <= 1e-3 * (1 + 1e-12)
     for e, d in doc["profile"]:
-        assert d == region.delta(e)
+        assert d == region.delta(e)  # exact: the same double, printed in full by --json
     code, out, _ = run(capsys, "compose", "--dp", "0.1,1e-7", "-k", k, "--at", "1")
     assert code == 0 and not calls and "first and last 6" in out
 

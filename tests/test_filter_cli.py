@@ -31,6 +31,7 @@ def test_params_json(capsys):
 def test_audit_json(capsys, which):
     out = run_json(capsys, "filter", "audit", "--gaussian-sigma", "2", "--epsilon", "6", "--delta",
                    "1e-3", "--max-steps", "48", "--filter", which)
+    # exact: the bound is the --delta asked for, echoed
     assert 0 <= out["hockey_stick_delta"] <= out["tail"] <= out["guarantee"] <= out["bound"] == 1e-3
     assert out["expected_T"] == pytest.approx(15.8 if which == "paper" else 28.6, abs=0.05)
 

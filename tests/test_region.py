@@ -311,5 +311,5 @@ def test_regions_pickle_and_deepcopy_with_their_answers():
     r.epsilon(1e-3)                                   # builds the prefix face
     for other in (pickle.loads(pickle.dumps(r)), copy.deepcopy(r)):
         assert np.array_equal(other.losses, r.losses) and other.log_p_inf == r.log_p_inf
-        assert other.epsilon(1e-3) == r.epsilon(1e-3)
+        assert other.epsilon(1e-3) == r.epsilon(1e-3)  # exact: the same computation on a copy
         assert np.array_equal(other.delta([0.0, 1.0, 3.0]), r.delta([0.0, 1.0, 3.0]))

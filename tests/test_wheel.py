@@ -78,5 +78,5 @@ def test_wheel_runs_from_an_empty_folder(tmp_path):
     comp = subprocess.run([str(venv / "bin" / "lpdp"), "compose", "--dp", "0.1,1e-7", "-k", "100000",
                            "--for-delta", "1e-3", "--json"], cwd=empty, env=env, capture_output=True,
                           text=True, timeout=600, check=True)
-    assert json.loads(comp.stdout)["epsilon_for"][0][0] == 1e-3
+    assert json.loads(comp.stdout)["epsilon_for"][0][0] == 1e-3  # exact: the δ asked for, echoed
     assert not list(empty.iterdir())

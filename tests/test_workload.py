@@ -91,7 +91,7 @@ def test_cli_account_finite_workload_is_exact_and_brute_forced(tmp_path, capsys)
     for row, want in zip(out["delta_at"], expected, strict=True):
         assert row["lower"] == row["upper"] == pytest.approx(want, rel=1e-9, abs=1e-15)
     (row,) = out["epsilon_for"]
-    assert row["delta"] == 1e-3 and row["lower"] == row["upper"]
+    assert row["delta"] == 1e-3 and row["lower"] == row["upper"]  # exact: the δ asked for, echoed
     assert product_delta([(DPMechanism([(1.0, 0.0), (0.5, 0.1)]), 2), (randomized_response(4, 0.7), 2),
                           (FiniteMechanism.from_pair([0.5, 0.3, 0.2], [0.2, 0.3, 0.5]), 1)],
                          np.array([row["upper"]]))[0] <= 1e-3 * (1 + 1e-9)
