@@ -187,7 +187,6 @@ def _interrupted_run(tmp_path, delay: float, *extra: str) -> tuple[int, str, Pat
 
 
 @pytest.mark.parametrize("delay", [0.6, 2.5])
-@pytest.mark.deep  # fails in a fresh clone's venv (console script); see the closing note
 def test_ctrl_c_during_run_is_one_line_and_exit_130(tmp_path, delay):
     """4 tracebacks in 7 tries (Python loading, Dask workers, a cluster's shutdown); once it went on."""
     code, err, _ = _interrupted_run(tmp_path, delay)
@@ -204,7 +203,6 @@ def test_ctrl_c_on_a_local_dask_cluster_is_one_line(tmp_path, delay):
     assert code == 130 and len(err.splitlines()) == 1 and "--resume" in err, err
 
 
-@pytest.mark.deep  # fails in a fresh clone's venv (console script); see the closing note
 def test_an_interrupt_that_library_code_swallows_still_exits_130(capsys, monkeypatch):
     """The signal is remembered: a result computed after a swallowed Ctrl-C is not a success."""
     import os
