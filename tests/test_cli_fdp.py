@@ -64,7 +64,7 @@ def test_readable_summary(capsys):
 
 
 def test_default_route_is_the_accountant_exact_for_gaussians(capsys):
-    out = run_json(capsys, "--gaussian", "0.5", "-k", "40", "--at", "1", "3", "--for-delta", "1e-6")
+    out = run_json(capsys, "--gaussian", "mu=0.5", "-k", "40", "--at", "1", "3", "--for-delta", "1e-6")
     assert out["route"] == "gaussian" and out["exact"] is True
     for row in out["delta_at"]:
         truth = gdp_delta(0.5 * math.sqrt(40), row["epsilon"])
@@ -90,7 +90,7 @@ def test_default_route_for_laplace_is_the_certified_engine_inside_the_paper_brac
 @pytest.mark.parametrize("argv, match", [
     (["--gaussian", "0", "-k", "3"], "--gaussian=0: must be finite and > 0"),
     (["--gaussian", "-1", "-k", "3"], "--gaussian=-1: must be finite and > 0"),
-    (["--laplace", "x", "-k", "3"], "--laplace 'x': must be a number"),
+    (["--laplace", "x", "-k", "3"], "--laplace 'x': 'x' is not a number"),
     (["--gaussian", "1", "-k", "0"], "k=0: must be an integer >= 1"),
     (["--gaussian", "1", "-k", "2.5"], "k=2.5: must be an integer >= 1"),
     (["--gaussian", "1", "-k", "3", "--constraints", "0"], r"constraints=0: must be an integer in \[1, 64\]"),

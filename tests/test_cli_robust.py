@@ -244,11 +244,12 @@ def test_a_title_of_a_megabyte_is_wrapped_and_capped(capsys, tmp_path):
 
 
 def test_an_fdp_bracket_whose_guarantee_is_trivial_is_printed(capsys):
-    """`lpdp fdp --gaussian 20 -k 4 --constraints 2` failed on an empty region (zero-size max): the
+    """`lpdp fdp --gaussian mu=20 -k 4 --constraints 2` failed on an empty region (zero-size max): the
     guarantee side is the trivial δ = 1, which is never below the exact G_40."""
     from lpdp.tradeoff import gaussian
 
-    code, out, err = run(capsys, "fdp", "--gaussian", 20, "-k", 4, "--constraints", 2, "--at", 0, 5, "--json")
+    code, out, err = run(capsys, "fdp", "--gaussian", "mu=20", "-k", 4, "--constraints", 2, "--at", 0, 5,
+                         "--json")
     doc = json.loads(out)
     assert code == 0 and err == ""
     for e, d in doc["from_below"]["delta_at"]:

@@ -184,11 +184,11 @@ def test_api_errors_are_lpdp_errors(tmp_path):
 
 
 @pytest.mark.parametrize("argv, match", [
-    (["simulate", "--sigma", "2", "--rr", "2,1"], "give one mechanism"),
+    (["simulate", "--sigma", "2", "--rr", "2,1"], "2 different mechanisms; say how rounds run"),
     (["simulate"], "no mechanism"),
     (["simulate", "--sigma", "2", "--trajectories", "1e12"], "trajectories=1000000000000"),
     (["audit", "--sigma", "2", "--max-steps", "1e9"], "max_steps=1000000000"),
-    (["audit", "--rr", "2.5,1"], "K must be an integer"),
+    (["audit", "--rr", "2.5,1"], "categories' = 2.5 must be an integer"),
     (["audit", "--mechanism", "/nonexistent/m.json"], "no such workload file"),
 ])
 def test_cli_errors_are_one_line(capsys, argv, match):

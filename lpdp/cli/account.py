@@ -11,55 +11,8 @@ import argparse
 from typing import Any
 
 from lpdp.cli._common import Result, add_output_options, emit, regions_plot
+from lpdp.cli.flags import add_mechanism_flags, flag_entries
 from lpdp.errors import ParameterError
-
-#: Inline options: flag -> (workload kind, the keys its comma-separated values fill).
-_INLINE = {
-    "--dp": ("dp", ()),
-    "--pure": ("pure", ("epsilon",)),
-    "--gaussian": ("gaussian", ("sigma", "sensitivity")),
-    "--laplace": ("laplace", ("scale", "sensitivity")),
-    "--rr": ("randomized_response", ("categories", "epsilon")),
-}
-
-
-def _number(text: str, flag: str, spec: str) -> float | str:
-    if text.strip() == "?":          # a free value, for lpdp calibrate (lpdp.calibrate.FREE_VALUE)
-        return "?"
-    try:
-        return float(text)
-    except ValueError:
-        raise ParameterError(f"{flag} {spec!r}: {text!r} is not a number") from None
-
-
-def _entry(flag: str, spec: str) -> dict[str, Any]:
-    """One inline option ``VALUES[xTIMES]`` as a workload entry (the same keys as a file's)."""
-    kind, keys = _INLINE[flag]
-    body, sep, times = spec.rpartition("x") if "x" in spec.lower() else (spec, "", "")
-    body = body if sep else spec
-    entry: dict[str, Any] = {"kind": kind}
-    if sep:
-        count = _number(times, flag, spec)
-        if isinstance(count, float) and not count.is_integer():
-            raise ParameterError(f"{flag} {spec!r}: TIMES={times!r} must be an integer")
-        entry["times"] = count if isinstance(count, str) else int(count)
-    if kind == "dp":
-        pairs = []
-        for part in body.split("/"):
-            values = part.split(",")
-            if len(values) != 2:
-                raise ParameterError(f"--dp {spec!r}: expected EPS,DELTA[/EPS,DELTA...][xTIMES]")
-            pairs.append([_number(v, flag, spec) for v in values])
-        entry["constraints"] = pairs
-        return entry
-    values = body.split(",")
-    if not 1 <= len(values) <= len(keys) or (kind == "randomized_response" and len(values) != 2):
-        raise ParameterError(f"{flag} {spec!r}: expected {','.join(k.upper() for k in keys)}[xTIMES]")
-    for key, value in zip(keys, values, strict=False):
-        number = _number(value, flag, spec)
-        entry[key] = int(number) if key == "categories" and isinstance(number, float) and \
-            number.is_integer() else number
-    return entry
 
 
 def _handle(args: argparse.Namespace) -> int:
@@ -70,7 +23,7 @@ def _handle(args: argparse.Namespace) -> int:
         data = workload.read(args.workload)
         parts = workload.parse(data, source=args.workload)
         entries = list(data["mechanism"])
-    inline = [_entry(flag, spec) for flag, spec in (args.inline or [])]
+    inline = flag_entries(args)
     if not entries and not inline:
         raise ParameterError("no mechanisms: give a WORKLOAD file or inline options (--dp, --pure, "
                              "--gaussian, --laplace, --rr)")
@@ -115,16 +68,6 @@ def _curve_plot(curve: Any) -> Any:
     return draw
 
 
-class _Inline(argparse.Action):
-    """Keep inline mechanisms in the order given, each with its flag."""
-
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
-                 option_string: str | None = None) -> None:
-        items = list(getattr(namespace, "inline", None) or [])
-        items.append((option_string, values))
-        namespace.inline = items
-
-
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "account", help="privacy of a workload: any mix of mechanisms, each run some number of times",
@@ -138,16 +81,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                "(scale, sensitivity), randomized_response (categories, epsilon), finite (p, q), region "
                "(vertices or constraints); every table may set times.")
     p.add_argument("workload", nargs="?", metavar="WORKLOAD", help="a workload file (.toml or .json)")
-    p.add_argument("--dp", action=_Inline, dest="inline", metavar="EPS,DELTA[/EPS,DELTA...][xTIMES]",
-                   help="a mechanism meeting every listed (eps, delta) at once")
-    p.add_argument("--pure", action=_Inline, dest="inline", metavar="EPS[xTIMES]", help="a pure eps-DP "
-                   "mechanism")
-    p.add_argument("--gaussian", action=_Inline, dest="inline", metavar="SIGMA[,SENSITIVITY][xTIMES]",
-                   help="a Gaussian mechanism (sensitivity 1 unless given)")
-    p.add_argument("--laplace", action=_Inline, dest="inline", metavar="SCALE[,SENSITIVITY][xTIMES]",
-                   help="a Laplace mechanism (sensitivity 1 unless given)")
-    p.add_argument("--rr", action=_Inline, dest="inline", metavar="K,EPS[xTIMES]",
-                   help="k-ary randomized response with parameter eps")
+    add_mechanism_flags(p)
     p.add_argument("--at", type=float, nargs="+", metavar="EPS", help="report delta at these epsilons")
     p.add_argument("--for-delta", type=float, nargs="+", metavar="D",
                    help="report the smallest epsilon at these deltas")
@@ -163,4 +97,4 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--count", type=int, default=100, metavar="N",
                    help="largest number of runs of the whole workload in --curve budget (default 100)")
     add_output_options(p)
-    p.set_defaults(func=_handle, inline=None)
+    p.set_defaults(func=_handle)

@@ -12,12 +12,11 @@ import argparse
 from typing import Any
 
 from lpdp.cli._common import Result, add_output_options, emit
-from lpdp.cli.account import _Inline
+from lpdp.cli.flags import add_mechanism_flags, flag_entries
 
 
 def _handle(args: argparse.Namespace) -> int:
     from lpdp import calibrate, workload
-    from lpdp.cli.account import _entry
     from lpdp.errors import ParameterError
 
     entries: list[dict[str, Any]] = []
@@ -26,7 +25,7 @@ def _handle(args: argparse.Namespace) -> int:
         if not isinstance(data.get("mechanism"), list):
             workload.parse(data, source=args.workload)       # the parser's own one-line error
         entries = list(data["mechanism"])
-    entries += [_entry(flag, spec) for flag, spec in (args.inline or [])]
+    entries += flag_entries(args)
     if not entries:
         raise ParameterError("no mechanisms: give a WORKLOAD file or inline options (--dp, --pure, "
                              "--gaussian, --laplace, --rr), with '?' as the free value")
@@ -63,14 +62,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                "times (every kind). In a file the table with the '?' may set min and max (the search "
                "range).")
     p.add_argument("workload", nargs="?", metavar="WORKLOAD", help="a workload file (.toml or .json)")
-    for flag, metavar, text in (
-            ("--dp", "EPS,DELTA[/EPS,DELTA...][xTIMES]", "a mechanism meeting every listed (eps, delta)"),
-            ("--pure", "EPS[xTIMES]", "a pure eps-DP mechanism"),
-            ("--gaussian", "SIGMA[,SENSITIVITY][xTIMES]", "a Gaussian mechanism"),
-            ("--laplace", "SCALE[,SENSITIVITY][xTIMES]", "a Laplace mechanism"),
-            ("--rr", "K,EPS[xTIMES]", "k-ary randomized response")):
-        p.add_argument(flag, action=_Inline, dest="inline", metavar=metavar, help=f"{text} ('?' marks "
-                       f"the free value)")
+    add_mechanism_flags(p, note="'?' marks the free value")
     p.add_argument("--epsilon", type=float, required=True, metavar="E", help="the target epsilon")
     p.add_argument("--delta", type=float, required=True, metavar="D", help="the target delta")
     p.add_argument("--rtol", type=float, default=1e-4, metavar="R",
@@ -81,4 +73,4 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the free value is a budget shared by mechanisms I and J (0-based), --weight to I")
     p.add_argument("--weight", type=float, metavar="W", help="with --split: the first mechanism's share")
     add_output_options(p, plot=False, export=(".json",))
-    p.set_defaults(func=_handle, inline=None)
+    p.set_defaults(func=_handle)

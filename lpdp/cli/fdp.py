@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from lpdp.cli._common import Result, add_output_options, emit, region_summary, regions_plot
+from lpdp.cli.flags import add_mechanism_flags, canonical, parse_flag, warn
 from lpdp.display import format_lower, format_upper
 from lpdp.errors import ParameterError
 
@@ -49,22 +50,48 @@ def _handle(args: argparse.Namespace) -> int:
     return _handle_constraints(args) if paper else _handle_accountant(args)
 
 
+def _mechanism(args: argparse.Namespace) -> tuple[Any, dict[str, Any], str]:
+    """The one mechanism flag (the shared table of :mod:`lpdp.cli.flags`): ``(mechanism, JSON key, name)``.
+
+    ``--gaussian`` is σ as in every command (``mu=M`` for ``G_M``); it was ``μ`` here, so a bare value
+    other than 1 (where both read the same) gets a one-line note.
+    """
+    from lpdp import workload
+    from lpdp._validate import check_positive
+    from lpdp.tradeoff import check_laplace, check_mu
+
+    given = list(args.inline or [])
+    if len(given) != 1:
+        raise ParameterError("one of the arguments --gaussian --laplace is required" if not given else
+                             f"{given[1][0]}: not allowed with argument {given[0][0]} (give one mechanism)")
+    flag, spec = canonical(given[0][0]), given[0][1]
+    if flag not in ("--gaussian", "--laplace"):
+        raise ParameterError(f"{flag}: lpdp fdp composes a Gaussian or Laplace mechanism")
+    entry = parse_flag(flag, spec)
+    if "times" in entry:
+        raise ParameterError(f"{flag} {spec!r}: the number of mechanisms composed is -k, not xTIMES")
+    if flag == "--gaussian":
+        if "=" not in spec:
+            check_positive(_number(spec.split(",")[0], "--gaussian"), "--gaussian")
+            if entry["sigma"] != 1.0:
+                warn(f"--gaussian {spec} is sigma = {spec} (as in lpdp account; G_mu with mu = "
+                     f"{1 / entry['sigma']:.6g}); write --gaussian mu={spec} for G_{spec}")
+        mech, _ = workload.mechanism_from_entry(entry, source=flag)
+        mu = mech.gaussian_mu()
+        check_mu(mu, "--gaussian")
+        return mech, {"gaussian": mu}, f"G_{mu:g}"
+    check_laplace(_number(spec.split(",")[0], "--laplace") if "=" not in spec else entry["scale"],
+                  entry.get("sensitivity", 1.0), name="--laplace")
+    mech, _ = workload.mechanism_from_entry(entry, source=flag)
+    b = entry["scale"] / entry.get("sensitivity", 1.0)
+    return mech, {"laplace": b}, f"Laplace(b={b:g})"
+
+
 def _handle_accountant(args: argparse.Namespace) -> int:
     from lpdp._validate import check_int
     from lpdp.accountant import Accountant
-    from lpdp.display import format_lower, format_upper
-    from lpdp.mechanisms import GaussianMechanism, LaplaceMechanism
-    from lpdp.tradeoff import check_laplace, check_mu
 
-    if args.gaussian is not None:
-        mu = check_mu(_number(args.gaussian, "--gaussian"), "--gaussian")
-        mech, desc = GaussianMechanism(1.0 / mu), {"gaussian": mu}
-        name = f"G_{mu:g}"
-    else:
-        b = _number(args.laplace, "--laplace")
-        check_laplace(b, name="--laplace")
-        mech, desc = LaplaceMechanism(b), {"laplace": b}
-        name = f"Laplace(b={b:g})"
+    mech, desc, name = _mechanism(args)
     k = check_int(_number(args.k, "-k"), "k", 1)
     at = list(args.at or [])
     for_delta = list(args.for_delta or ([] if at else [1e-5]))
@@ -90,12 +117,9 @@ def _handle_constraints(args: argparse.Namespace) -> int:
     from lpdp.export import region_dict
     from lpdp.fdp import MAX_CONSTRAINTS, bracket
     from lpdp.region import PrivacyRegion
-    from lpdp.tradeoff import gaussian, laplace
 
-    if args.gaussian is not None:
-        f, mech = gaussian(_number(args.gaussian, "--gaussian")), {"gaussian": float(args.gaussian)}
-    else:
-        f, mech = laplace(_number(args.laplace, "--laplace")), {"laplace": float(args.laplace)}
+    m, mech, _ = _mechanism(args)
+    f = m.tradeoff()
     k = _number(args.k, "-k")
     n = check_int(_number(args.constraints or "2", "--constraints"), "--constraints", 1, MAX_CONSTRAINTS)
     step = None if args.step is None else _number(args.step, "--step")
@@ -145,9 +169,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "function approximated from below and above by N (eps, delta) constraints "
                     "(Propositions 1-2 for N = 2) and both composed exactly: the from-below composition is "
                     "a valid privacy guarantee, the from-above one an attack bound.")
-    which = p.add_mutually_exclusive_group(required=True)
-    which.add_argument("--gaussian", metavar="MU", help="Gaussian mechanism, G_MU-DP (mu > 0)")
-    which.add_argument("--laplace", metavar="B", help="Laplace mechanism of scale B, sensitivity 1")
+    add_mechanism_flags(p, flags=("--gaussian", "--laplace"), note="give one; the count is -k")
     p.add_argument("-k", required=True, metavar="K", help="number of mechanisms composed")
     p.add_argument("--constraints", metavar="N",
                    help="use the paper's N-constraint bracket (Propositions 1-2 for N = 2) instead of the "

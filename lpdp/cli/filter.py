@@ -9,7 +9,8 @@ import argparse
 import math
 from typing import Any
 
-from lpdp.cli._common import Result, add_output_options, emit, parse_pair
+from lpdp.cli._common import Result, add_output_options, emit
+from lpdp.cli.flags import MECHANISM_FLAGS, add_mechanism_flags, canonical, parse_flag, warn
 from lpdp.display import format_upper
 from lpdp.errors import ParameterError
 from lpdp.filters.registry import ROUNDS
@@ -17,8 +18,10 @@ from lpdp.filters.registry import ROUNDS
 #: The realisation-level filter's old CLI name, kept as an alias.
 ALIASES = {"paper": "realisation"}
 
-MECHANISM_OPTIONS = ("--gaussian-sigma", "--sigma", "--laplace", "--rr", "--pure", "--dp",
-                     "--mechanism")
+MECHANISM_OPTIONS = (*MECHANISM_FLAGS, "--mechanism")
+
+#: Old spellings of the shared mechanism flags, kept working (deprecated).
+FLAG_ALIASES = {"--gaussian": ("--gaussian-sigma", "--sigma")}
 
 
 def _count(text: str) -> int:
@@ -33,18 +36,8 @@ def _count(text: str) -> int:
 
 
 def _mechanism_options(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("the mechanism of every round (give one)")
-    g.add_argument("--gaussian-sigma", "--sigma", dest="sigma", type=float, metavar="S",
-                   help="Gaussian noise σ on a sensitivity-1 count")
-    g.add_argument("--laplace", type=float, metavar="B", help="Laplace noise of scale B (sensitivity 1)")
-    g.add_argument("--rr", metavar="K,EPS0",
-                   help="K-ary randomized response with ε0 = EPS0 (every pair of the K values is a "
-                        "neighbouring pair)")
-    g.add_argument("--pure", type=float, metavar="EPS",
-                   help="a mechanism with exactly that pure ε guarantee (its dominating pair)")
-    g.add_argument("--dp", action="append", metavar="E,D",
-                   help="an (ε, δ) guarantee the mechanism meets; repeat for several at once (the "
-                        "filter runs on their dominating pair)")
+    g = p.add_argument_group("the mechanism of every round (give one; several with --rounds)")
+    add_mechanism_flags(g, note="xTIMES only with --rounds", aliases=FLAG_ALIASES)
     g.add_argument("--mechanism", metavar="FILE",
                    help="a mechanism file (JSON or TOML): a mechanism's data (e.g. a finite table), or a "
                         "workload (its [[mechanism]] entries; several different ones need --rounds)")
@@ -58,43 +51,60 @@ def _mechanism_options(p: argparse.ArgumentParser) -> None:
                         "(Taylor, Vippathalla and Coon, Section VI); either way the guarantee holds")
 
 
-def _mechanism_given(args: argparse.Namespace) -> list[str]:
-    """The mechanism options given (at most one; ``--rounds`` only with ``--mechanism``)."""
-    given = [o for o, v in (("--sigma", args.sigma), ("--laplace", args.laplace), ("--rr", args.rr),
-                            ("--pure", args.pure), ("--dp", args.dp), ("--mechanism", args.mechanism))
-             if v is not None]
-    if len(given) > 1:
-        raise ParameterError(f"{' and '.join(given)}: give one mechanism, not several")
-    if args.rounds is not None and args.mechanism is None:
-        raise ParameterError(f"--rounds {args.rounds}: only for a workload file (--mechanism FILE)")
-    return given
+def _inline_entries(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """The entries of the mechanism flags. Several bare ``--dp E,D`` (the old spelling of one mechanism
+    meeting them all) are read as that one mechanism, with a note."""
+    given = list(args.inline or [])
+    if len(given) > 1 and args.rounds is None and all(
+            canonical(f) == "--dp" and "/" not in v and "x" not in v.lower() for f, v in given):
+        joined = "/".join(v for _, v in given)
+        warn(f"several --dp: read as one mechanism meeting them all, --dp {joined} (write it so; "
+             "several mechanism flags are a workload and need --rounds)")
+        given = [("--dp", joined)]
+    return [parse_flag(f, v) for f, v in given]
+
+
+def _parts(args: argparse.Namespace) -> tuple[list[tuple[Any, int]], str] | None:
+    """The inline workload: ``(parts, source)``, or ``None`` without mechanism flags."""
+    from lpdp import workload
+
+    entries = _inline_entries(args)
+    if not entries:
+        return None
+    if args.mechanism is not None:
+        raise ParameterError(f"--mechanism and {args.inline[0][0]}: give one mechanism, not several")
+    if args.rounds is None and any("times" in e for e in entries):
+        raise ParameterError(f"{args.inline[0][0]}: xTIMES is how often a mechanism runs in a workload of "
+                             "several; only with --rounds (the filter runs up to --max-steps rounds)")
+    return workload.parse({"mechanism": entries}, source="command line"), "command line"
+
+
+def _mechanism_given(args: argparse.Namespace) -> bool:
+    """Whether a mechanism is given (``--rounds`` only with a workload)."""
+    if not args.inline and args.rounds is not None and args.mechanism is None:
+        raise ParameterError(f"--rounds {args.rounds}: only for a workload (--mechanism FILE or several "
+                             "mechanism flags)")
+    return bool(args.inline) or args.mechanism is not None
 
 
 def _mechanism(args: argparse.Namespace, *, required: bool) -> Any:
     """The one mechanism the options name (``None`` if none and not required)."""
-    from lpdp import mechanisms as m
+    from lpdp.filters import load_mechanism, workload_mechanism
 
-    given = _mechanism_given(args)
-    if not given:
+    if not _mechanism_given(args):
         if required:
             raise ParameterError(f"no mechanism: give one of {', '.join(MECHANISM_OPTIONS)}")
         return None
-    if args.sigma is not None:
-        return m.GaussianMechanism(args.sigma)
-    if args.laplace is not None:
-        return m.LaplaceMechanism(args.laplace)
-    if args.rr is not None:
-        k, eps0 = parse_pair(args.rr, "--rr")
-        if not float(k).is_integer():
-            raise ParameterError(f"--rr {args.rr!r}: K must be an integer number of categories")
-        return m.randomized_response(int(k), eps0)
-    if args.pure is not None:
-        return m.pure(args.pure)
-    if args.dp is not None:
-        return m.DPMechanism([parse_pair(t, "--dp") for t in args.dp])
-    from lpdp.filters import load_mechanism
-
+    inline = _parts(args)
+    if inline is not None:
+        return workload_mechanism(inline[0], rounds=args.rounds, source=inline[1])
     return load_mechanism(args.mechanism, rounds=args.rounds)
+
+
+def _sigma(mech: Any) -> dict[str, float]:
+    """``{"sigma": σ}`` for a Gaussian mechanism (the JSON output names it), else nothing."""
+    d = mech.to_dict()
+    return {"sigma": d["sigma"]} if d.get("type") == "gaussian" else {}
 
 
 #: The neighbouring pair of the databases a workload's steps map to (lpdp.filters.workload_steps).
@@ -107,11 +117,12 @@ def _cycle(args: argparse.Namespace) -> list[Any] | None:
     _mechanism_given(args)
     if args.model is not None and args.rounds != "cyclic":
         raise ParameterError(f"--model {args.model}: only with --rounds cyclic")
-    if args.rounds != "cyclic" or args.mechanism is None:
+    if args.rounds != "cyclic" or not _mechanism_given(args):
         return None
-    from lpdp.filters import load_cycle
+    from lpdp.filters import load_cycle, workload_cycle
 
-    steps = load_cycle(args.mechanism)
+    inline = _parts(args)
+    steps = load_cycle(args.mechanism) if inline is None else workload_cycle(inline[0], source=inline[1])
     return steps if len({m for m, _ in steps}) > 1 else None
 
 
@@ -179,8 +190,7 @@ def _params(args: argparse.Namespace) -> int:
         first = all(p.first_release_ok(mech, args.epsilon, a, b) for a, b in ordered)
         payload.update(epsilon=args.epsilon, mechanism=mech.to_dict(), kappa=kappa,
                        first_release_ok=first)
-        if args.sigma is not None:
-            payload["sigma"] = args.sigma
+        payload.update(_sigma(mech))
         lines.append(f"kappa = {kappa:.6g} (smallest over ordered pairs), first release "
                      f"{'allowed' if first else 'refused'} (epsilon = {args.epsilon:g})")
     return emit(args, Result("\n".join(lines), payload))
@@ -235,8 +245,8 @@ def _audit(args: argparse.Namespace) -> int:
         described = mech.to_dict()
     payload = {"filter": name, "epsilon": args.epsilon, "mechanism": described,
                "max_steps": args.max_steps, **r.to_dict()}
-    if args.sigma is not None:
-        payload["sigma"] = args.sigma
+    if steps is None:
+        payload.update(_sigma(mech))
     own = "none" if r.guarantee is None else format_upper(r.guarantee, 4)
     summary = (f"{name} filter: P(l^(T) > eps) = {format_upper(r.tail_upper, 4)}, hockey-stick delta = "
                f"{format_upper(r.hockey_stick_upper, 4)}, own bound {own}, claimed delta = {r.bound:g}, "
@@ -286,8 +296,8 @@ def _simulate(args: argparse.Namespace) -> int:
                                   if b.rounds is None or b.at_least},
                "expected_releases": c.expected_releases(), "notes": c.notes,
                "check_cost": check_cost(pairs)}
-    if args.sigma is not None:
-        payload["sigma"] = args.sigma
+    if steps is None:
+        payload.update(_sigma(mech))
     if mc is curve:
         head = (f" ± {mc.expected_T_stderr:.3f} (Monte Carlo, {mc.trajectories} trajectories, "
                 f"seed {mc.seed})")

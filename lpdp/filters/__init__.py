@@ -40,6 +40,8 @@ from lpdp.filters.registry import (
     load_cycle,
     load_mechanism,
     register_filter,
+    workload_cycle,
+    workload_mechanism,
     workload_steps,
 )
 from lpdp.filters.sequence import (
@@ -70,6 +72,8 @@ __all__ = [
     "load_mechanism",
     "load_cycle",
     "workload_steps",
+    "workload_mechanism",
+    "workload_cycle",
     "MechanismLevelFilter",
     "NotApplicableError",
     "default_pairs",

@@ -20,7 +20,7 @@ from lpdp.filters.realisation import Filter, RealisationFilter, UnionBoundFilter
 from lpdp.mechanisms import Mechanism, Request, mechanism_from_dict, mixture
 
 __all__ = ["FilterKind", "register_filter", "filter_kinds", "build_filter", "load_mechanism", "load_cycle",
-           "workload_steps", "ROUNDS"]
+           "workload_steps", "workload_mechanism", "workload_cycle", "ROUNDS"]
 
 Pairs = Sequence[tuple[Hashable, Hashable]]
 
@@ -184,7 +184,23 @@ def load_mechanism(path: str | Path, *, rounds: Rounds | None = None) -> Mechani
                 raise
             raise ParameterError(f"{source}: malformed {data['type']!r} mechanism "
                                  f"({type(exc).__name__}: {exc})") from None
-    parts = workload.parse(data, source=source)
+    return workload_mechanism(workload.parse(data, source=source), rounds=rounds, source=source)
+
+
+def workload_mechanism(parts: Sequence[tuple[Mechanism, int]], *, rounds: Rounds | None = None,
+                       source: str = "workload") -> Mechanism:
+    """The mechanism of i.i.d. rounds of a parsed workload (:func:`lpdp.workload.parse`): its one
+    mechanism, or with ``rounds="iid"`` the mixture that runs entry ``i`` with probability
+    ``times_i / Σ times`` (see :func:`load_mechanism`).
+
+    Examples
+    --------
+    >>> from lpdp.mechanisms import GaussianMechanism
+    >>> workload_mechanism([(GaussianMechanism(2.0), 3), (GaussianMechanism(2.0), 1)])
+    GaussianMechanism(sigma=2.0, sensitivity=1.0)
+    """
+    if rounds not in (None, *ROUNDS):
+        raise ParameterError(f"rounds={rounds!r}: must be one of {', '.join(ROUNDS)}")
     distinct = list(dict.fromkeys(m for m, _ in parts))
     if len(distinct) == 1:
         return distinct[0]
@@ -202,6 +218,16 @@ def load_mechanism(path: str | Path, *, rounds: Rounds | None = None) -> Mechani
     return mixture(list(counts), list(counts.values()))
 
 
+def workload_cycle(parts: Sequence[tuple[Mechanism, int]], *,
+                   source: str = "workload") -> list[tuple[Mechanism, Request]]:
+    """One period of a parsed workload's cyclic rounds (:func:`workload_steps`, entries with
+    ``times = 0`` left out); see :func:`load_cycle`."""
+    steps = workload_steps([(m, t) for m, t in parts if t > 0])
+    if not steps:
+        raise ParameterError(f"{source}: every entry has times = 0; the cycle is empty")
+    return steps
+
+
 def load_cycle(path: str | Path) -> list[tuple[Mechanism, Request]]:
     """One period of a workload file's cyclic rounds (:func:`workload_steps`): the entries in file order,
     each ``times`` times, then again.
@@ -216,7 +242,4 @@ def load_cycle(path: str | Path) -> list[tuple[Mechanism, Request]]:
     ['GaussianMechanism', 'GaussianMechanism', 'LaplaceMechanism']
     """
     parts, source = _workload(path)
-    steps = workload_steps([(m, t) for m, t in parts if t > 0])
-    if not steps:
-        raise ParameterError(f"{source}: every entry has times = 0; the cycle is empty")
-    return steps
+    return workload_cycle(parts, source=source)
