@@ -11,6 +11,8 @@ The route is chosen in one place, :func:`route`:
 * pure mechanisms of several ε: the heterogeneous closed form (Theorem 1 of the paper, Algorithm 1);
 * one mechanism meeting two constraints: the double-DP lattice (Theorems 2–3);
 * one mechanism meeting n >= 3 constraints: the n-constraint lattice (:func:`lpdp.compose.multi`);
+* one finite mechanism whose pair is not its own mirror (a subsampled one): the multinomial over its
+  atoms in each order (:func:`lpdp.compose.multinomial.power`), when its atom count is affordable;
 * any other mix of finite mechanisms: the exact product of their dominating pairs
   (:func:`lpdp.compose.multi.compose_regions`; pairs that are not their own mirror are composed in both
   orders and the larger δ is kept);
@@ -27,7 +29,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal, Protocol
 
 import numpy as np
@@ -48,7 +50,7 @@ __all__ = ["Accountant", "Guarantee", "route", "Method", "Route"]
 Method = Literal["lattice", "remark1", "remark2"]
 #: The route a guarantee was computed by.
 Route = Literal["none", "kairouz", "theorem1", "lattice", "remark1", "remark2", "multi", "product",
-                "gaussian", "certified"]
+                "multinomial", "gaussian", "certified"]
 
 
 
@@ -88,9 +90,13 @@ class Guarantee:
         Each has ``delta(ε)`` and ``epsilon(δ)``. ``upper`` holds for every adaptive composition of the
         declared mechanisms; ``lower`` is achieved by their dominating pairs.
     exact : bool
-        Whether both sides are the exact composition (then they are the same object).
+        Whether both sides are the exact composition (the same object, or two outward-rounded sides that
+        agree to about 1e-12 relative).
     route : str
         How it was computed (:data:`Route`).
+    relation, scheme : str or None
+        The neighbouring relation and the sampling scheme the guarantee is stated for, when a composed
+        mechanism fixes them (a subsampled one: ``"add_remove"``, ``"poisson"``); ``None`` otherwise.
 
     Examples
     --------
@@ -108,6 +114,8 @@ class Guarantee:
     upper: Profile
     exact: bool
     route: str
+    relation: str | None = None
+    scheme: str | None = None
 
     def delta(self, epsilon: float | Sequence[float] | np.ndarray
               ) -> tuple[float | np.ndarray, float | np.ndarray]:
@@ -116,7 +124,7 @@ class Guarantee:
         if np.any(~np.isfinite(eps)) or np.any(eps < 0):
             raise ParameterError(f"epsilon={epsilon!r}: must be finite and >= 0")
         hi = _values(self.upper.delta(eps), epsilon)
-        lo = hi if self.exact else _values(self.lower.delta(eps), epsilon)
+        lo = hi if self.lower is self.upper else _values(self.lower.delta(eps), epsilon)
         return lo, hi
 
     def epsilon(self, delta: float | Sequence[float] | np.ndarray
@@ -128,7 +136,7 @@ class Guarantee:
             raise ParameterError(f"delta={delta!r}: must be in [0, 1]")
         flat = d.ravel()
         hi = np.array([float(self.upper.epsilon(float(x))) for x in flat])
-        if self.exact:
+        if self.lower is self.upper:
             lo = hi
         else:   # one ulp down: the bisection's answer is at most one ulp above the lower side's root
             lo = np.array([np.nextafter(float(self.lower.epsilon(float(x))), -np.inf) for x in flat])
@@ -246,6 +254,24 @@ def route(parts: Sequence[tuple[Mechanism, int]], *, method: Method = "lattice",
     3.7757
     """
     items = _merged(parts)
+    relation, scheme = _neighbouring(items)
+    g = _route(items, method, step)
+    return g if relation is None and scheme is None else replace(g, relation=relation, scheme=scheme)
+
+
+def _neighbouring(items: list[tuple[Mechanism, int]]) -> tuple[str | None, str | None]:
+    """The one neighbouring relation (and sampling scheme) the parts fix, if any; a mix is refused."""
+    out = []
+    for attr in ("relation", "scheme"):
+        seen = sorted({v for m, _ in items if (v := getattr(m, attr)) is not None})
+        if len(seen) > 1:
+            raise ParameterError(f"{attr}: the workload mixes {' and '.join(seen)}; a guarantee holds for "
+                                 f"one {attr} (account for each separately)")
+        out.append(seen[0] if seen else None)
+    return out[0], out[1]
+
+
+def _route(items: list[tuple[Mechanism, int]], method: Method, step: float | None) -> Guarantee:
     if method not in METHODS:
         raise ParameterError(f"method={method!r}: must be one of {', '.join(METHODS)}")
     single_double = len(items) == 1 and len(items[0][0].dp_constraints() or ()) == 2
@@ -266,6 +292,10 @@ def route(parts: Sequence[tuple[Mechanism, int]], *, method: Method = "lattice",
 
 
 def _finite_route(parts: list[tuple[Mechanism, int]], method: Method, step: float | None) -> Guarantee:
+    if not all(m.is_symmetric for m, _ in parts) and step is None:
+        directed = _directed_route(parts)
+        if directed is not None:
+            return directed
     constraints = [m.dp_constraints() for m, _ in parts]
     if None not in constraints:
         if len(parts) == 1 and step is None:
@@ -291,6 +321,47 @@ def _finite_route(parts: list[tuple[Mechanism, int]], method: Method, step: floa
     backward = directed_product([(_mirror(m.region()), k) for m, k in parts])
     both = _Larger(forward, backward)
     return Guarantee(both, both, True, "product")
+
+
+#: Largest total count of a mix of finite pairs that are not their own mirror composed by the exact
+#: product (its lattice grows like the count to the power of the distinct losses); larger mixes go to the
+#: certified lattice engine.
+DIRECTED_PRODUCT_COUNT = 64
+
+
+def _directed_route(parts: list[tuple[Mechanism, int]]) -> Guarantee | None:
+    """One finite pair that is not its own mirror: the multinomial in each order (exact, outward rounded)
+    when affordable; a mix with more than :data:`DIRECTED_PRODUCT_COUNT` runs: the certified engine;
+    else ``None`` (the exact product)."""
+    from lpdp.compose.multinomial import MAX_ATOMS, atom_count, power
+
+    if len(parts) == 1:
+        (m, k), = parts
+        region = m.region()
+        if atom_count(region, k) <= MAX_ATOMS:
+            lo_f, hi_f = power(region, k)
+            lo_b, hi_b = power(_mirror(region), k)
+            return Guarantee(_Below(_Larger(lo_f, lo_b)), _Larger(hi_f, hi_b), True, "multinomial")
+    elif sum(k for _, k in parts) <= DIRECTED_PRODUCT_COUNT:
+        return None
+    lower, upper = _certified([], parts)
+    return Guarantee(lower, upper, False, "certified")
+
+
+@dataclass(frozen=True)
+class _Below:
+    """A lower side whose ``epsilon`` is moved 8 floats down (a region's ε is rounded up a few ulps)."""
+
+    side: Profile
+
+    def delta(self, epsilon: float | np.ndarray) -> float | np.ndarray:
+        return self.side.delta(epsilon)
+
+    def epsilon(self, delta: float) -> float:
+        e = float(self.side.epsilon(delta))
+        for _ in range(8):
+            e = math.nextafter(e, -math.inf)
+        return max(e, 0.0)
 
 
 def _mirror(region: PrivacyRegion) -> PrivacyRegion:

@@ -484,12 +484,18 @@ def _dominating_grid(law: LossLaw, h: float, log_eta: float, clip: tuple[float, 
     return _Grid(lo, log_x, log_c, (0.0, 0.0), (0.0, 0.0), 0.0, _NEG_INF, rtol)
 
 
-def _dominated_law(law: LossLaw, h: float, log_eta: float, clip: tuple[float, float]) -> LossLaw:
-    """The lower side's law: the losses of each cell ``((j - 1/2) h, (j + 1/2) h]`` merged into one outcome
-    (a post-processing, so its pair is dominated by the law's), its loss ``log(p/q)`` rounded down by its
-    error; the upper tail merged at the window's top, the lower tail dropped (a smaller measure). Its
-    losses lie within ``O(h²)`` of the grid, so nearest rounding with the coupling bound costs little."""
-    assert law.log_sf is not None and law.log_sf_q is not None
+def _offsets(law: LossLaw, h: float, clip: tuple[float, float]) -> tuple[np.ndarray, np.ndarray,
+                                                                           np.ndarray, np.ndarray,
+                                                                           np.ndarray]:
+    """The lower side's merged cells on ``hZ``: boundaries, log P-masses, merged losses rounded down (not
+    yet capped) and centres; cells that hold an end of the law's support (not smooth there: offsets up to
+    ``h/2``) get the mass ``-inf`` in the last array, the others their log P-mass (for :func:`_cap`).
+
+    A cell's merged loss lies ``≈ (h²/12) |(log density)'|`` from its centre: within ``OFFSET_CAP h²`` for
+    laws of unit scale, but far more for a narrow or steep law (a subsampled mechanism's body has spread
+    ``≈ q μ``, and its density vanishes steeply at the lower end ``log(1 - q)``); rounding all of those a
+    whole step down put the lower side ``~k h`` low in ε (:func:`_cap` keeps them).
+    """
     lo, hi = _window_indices(law, h, clip, True)
     n = hi - lo + 1
     check_budget(f"the lattice of one loss law (step h={h:g}, {n:.3g} cells)", memory_bytes=8.0 * 14 * n,
@@ -501,13 +507,54 @@ def _dominated_law(law: LossLaw, h: float, log_eta: float, clip: tuple[float, fl
         ell = (log_p - log_q + np.where(rel_p < 0.5, np.log1p(-np.minimum(rel_p, 0.5)), -np.inf)
                - np.log1p(np.minimum(rel_q, 1e300)))
         ell = ell - 4 * _U * (np.abs(ell) + np.abs(log_p) + np.abs(log_q))
-    ok = log_p > _NEG_INF
     ell = np.minimum(np.where(np.isnan(ell), -np.inf, ell), bnd[1:])
     ell = np.maximum(ell, bnd[:-1])
-    # a loss farther than ~h² from its grid point (a cell in a far tail) is rounded down onto the grid:
-    # lower still, and it keeps the coupling's range |D| <= OFFSET_CAP h² small
     centre = (lo + np.arange(n)) * h
-    far = np.abs(ell - centre) > OFFSET_CAP * h * h
+    s_lo, s_hi = (float(v) for v in law.support)
+    edge = ((bnd[:-1] <= s_lo) & (s_lo <= bnd[1:])) | ((bnd[:-1] <= s_hi) & (s_hi <= bnd[1:]))
+    return bnd, log_p, ell, centre, np.where(edge, _NEG_INF, log_p)
+
+
+#: Merged-cell offsets beyond the cap that leave out cells of at most this total P-mass are rounded down
+#: onto the grid (each round then loses at most ``OFFSET_MASS h`` of mean loss).
+OFFSET_MASS = 1e-9
+
+
+def _cap(log_p: np.ndarray, offsets: np.ndarray, h: float) -> float:
+    """The largest merged-cell offset kept (at least ``OFFSET_CAP h²``): offsets above it, in cells of total
+    P-mass at most :data:`OFFSET_MASS` (or at an end of the support: mass ``-inf`` here), are rounded down
+    onto the grid."""
+    keep = log_p > _NEG_INF
+    d = np.abs(offsets)[keep]
+    order = np.argsort(-d)
+    light = np.cumsum(np.exp(log_p[keep][order])) <= OFFSET_MASS
+    top = float(d[order][~light][0]) if np.any(~light) else 0.0
+    return max(OFFSET_CAP * h * h, top * (1 + 1e-9))
+
+
+def _lower_width(law: LossLaw, k: int, h: float, clip: tuple[float, float]) -> float:
+    """Bernstein's width ``M L / 3 + sqrt(2 V L)`` (``L = log 1e8``) of the lower side's coupling for ``k``
+    rounds of the law's merged cells at step ``h``: ``M`` the cap, ``V = k E[D²]`` of the kept offsets."""
+    _, log_p, ell, centre, smooth = _offsets(law, h, clip)
+    d = ell - centre
+    cap = _cap(smooth, d, h)
+    kept = np.where(np.abs(d) <= cap, d, 0.0)
+    var = k * float(np.sum(np.exp(log_p) * kept * kept))
+    ln = math.log(1e8)
+    return cap * ln / 3.0 + math.sqrt(2.0 * var * ln)
+
+
+def _dominated_law(law: LossLaw, h: float, log_eta: float, clip: tuple[float, float]) -> LossLaw:
+    """The lower side's law: the losses of each cell ``((j - 1/2) h, (j + 1/2) h]`` merged into one outcome
+    (a post-processing, so its pair is dominated by the law's), its loss ``log(p/q)`` rounded down by its
+    error; the upper tail merged at the window's top, the lower tail dropped (a smaller measure). Its
+    losses lie within ``O(h²)`` of the grid, so nearest rounding with the coupling bound costs little."""
+    assert law.log_sf is not None and law.log_sf_q is not None
+    bnd, log_p, ell, centre, smooth = _offsets(law, h, clip)
+    ok = log_p > _NEG_INF
+    # a loss farther than the cap from its grid point (a light cell, _cap) is rounded down onto the
+    # grid: lower still, and it keeps the coupling's range |D| <= cap small
+    far = np.abs(ell - centre) > _cap(smooth, ell - centre, h)
     ell = np.where(far & (ell < centre), centre - h, np.where(far, centre, ell))
     top = _at(law.log_sf, float(bnd[-1]))    # the upper tail: its loss is above bnd[-1] > hi h
     atoms = np.asarray(law.losses, dtype=float).ravel()
@@ -1078,6 +1125,15 @@ def _one_sided_steps(laws: Sequence[tuple[LossLaw, int]], clips: list[tuple[floa
         return h, h
     tol = 2.5e-5 * k_round if tolerance is None else check_positive(tolerance, "tolerance")
     h_dn = _nice(math.sqrt(0.8 * tol / (0.2 * k_round + 8.0 * OFFSET_CAP)), up=False)
+    # Narrow or steep laws have merged-cell offsets far above OFFSET_CAP h² (_offsets): measure the
+    # coupling's width at the step tried and refine the step (twice finer in h², about) until it fits in
+    # half the tolerance (at most 8 rounds).
+    for _ in range(8):
+        width = 2.0 * sum(_lower_width(law, k, h_dn, c) for (law, k), c in zip(laws, clips, strict=True)
+                          if c is not None)
+        if width <= 0.5 * tol or h_dn <= UPPER_STEP:
+            break
+        h_dn = _nice(h_dn * max(0.2, min(0.7, math.sqrt(0.5 * tol / width))) * (1 - 1e-9), up=False)
     h_up = UPPER_STEP if tolerance is None else _nice(math.sqrt(0.2 * tol / (0.15 * k_round + 2.0)), up=False)
     # the composed window: about ±sqrt(2 log(1/alias)) standard deviations of the sum
     z = math.sqrt(2.0 * abs(log_clip))

@@ -13,7 +13,7 @@ Constructors: :class:`GaussianMechanism` (σ, sensitivity), :class:`LaplaceMecha
 :func:`randomized_response` (categories, ε), :meth:`FiniteMechanism.from_pair` (the output distributions
 on a neighbouring pair), :class:`DPMechanism` (several (ε, δ) guarantees at once), :func:`pure` (pure ε),
 :class:`RegionMechanism` (any symmetric region), :class:`TradeoffMechanism` (any symmetric trade-off
-function).
+function); :func:`subsampled` (any of them on a Poisson subsample: DP-SGD's batches).
 
 A privacy filter (:mod:`lpdp.filters`) sees the same objects through their one-step loss laws.
 
@@ -35,7 +35,8 @@ and ``1`` (Q), one output per edge of the region.
 
 Layout: :mod:`~lpdp.mechanisms.base` (the protocol, requests), one module per family
 (:mod:`~lpdp.mechanisms.gaussian`, :mod:`~lpdp.mechanisms.laplace`, :mod:`~lpdp.mechanisms.finite`,
-:mod:`~lpdp.mechanisms.tradeoff`, :mod:`~lpdp.mechanisms.sampled`, :mod:`~lpdp.mechanisms.mixture`) and
+:mod:`~lpdp.mechanisms.tradeoff`, :mod:`~lpdp.mechanisms.sampled`, :mod:`~lpdp.mechanisms.mixture`,
+:mod:`~lpdp.mechanisms.subsampled`) and
 :mod:`~lpdp.mechanisms.registry` (plain data back to a mechanism).
 """
 
@@ -55,6 +56,7 @@ from lpdp.mechanisms.laplace import LaplaceMechanism
 from lpdp.mechanisms.mixture import MixtureMechanism, mixture
 from lpdp.mechanisms.registry import mechanism_from_dict
 from lpdp.mechanisms.sampled import SampledMechanism
+from lpdp.mechanisms.subsampled import SubsampledMechanism, subsampled
 from lpdp.mechanisms.tradeoff import TradeoffMechanism
 
 __all__ = [
@@ -64,6 +66,8 @@ __all__ = [
     "LaplaceMechanism",
     "FiniteMechanism",
     "SampledMechanism",
+    "SubsampledMechanism",
+    "subsampled",
     "MixtureMechanism",
     "mixture",
     "DPMechanism",

@@ -70,7 +70,9 @@ class Mechanism(ABC):
       both orders agree), composed by the certified engine :func:`lpdp.pld.compose`;
     * a closed form: :meth:`tradeoff` (f-DP), :meth:`gaussian_mu` (the pair is ``N(μ, 1), N(0, 1)``, so
       compositions are ``G_{sqrt(Σ k μ²)}``), :meth:`dp_constraints` (the pair of ``∩_j R(ε_j, δ_j)``,
-      composed by Kairouz, Theorem 1, the double-DP and n-constraint lattices).
+      composed by Kairouz, Theorem 1, the double-DP and n-constraint lattices);
+    * :attr:`relation` and :attr:`scheme`: the neighbouring relation and sampling scheme a subsampled
+      mechanism's pair is stated for (``None`` for the others).
 
     **Filter face** (:mod:`lpdp.filters`), for inputs ``value, other`` of a neighbouring pair:
     :meth:`sample`, :meth:`log_density`, :meth:`loss_tail`, :meth:`loss_quantile` (required),
@@ -140,6 +142,18 @@ class Mechanism(ABC):
         inputs = dict.fromkeys(v for pair in pairs for v in pair)
         logp = {v: np.asarray(self.log_density(y, v), float) for v in inputs}
         return pair_increments(logp, pairs)
+
+    @property
+    def relation(self) -> str | None:
+        """The neighbouring relation the dominating pair is stated for when the mechanism fixes one
+        (``"add_remove"`` for a Poisson-subsampled mechanism); ``None``: whichever relation its
+        sensitivity is stated for. A composition may not mix two relations."""
+        return None
+
+    @property
+    def scheme(self) -> str | None:
+        """The sampling scheme of a subsampled mechanism (``"poisson"``), else ``None``."""
+        return None
 
     def gaussian_mu(self) -> float | None:
         """``μ`` when the dominating pair is exactly ``(N(μ, 1), N(0, 1))`` (composition: ``μ√Σ k``),

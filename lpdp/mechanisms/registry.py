@@ -12,6 +12,7 @@ from lpdp.mechanisms.finite import DPMechanism, FiniteMechanism, RegionMechanism
 from lpdp.mechanisms.gaussian import GaussianMechanism
 from lpdp.mechanisms.laplace import LaplaceMechanism
 from lpdp.mechanisms.mixture import MixtureMechanism
+from lpdp.mechanisms.subsampled import SubsampledMechanism
 from lpdp.region import PrivacyRegion
 
 __all__ = ["mechanism_from_dict"]
@@ -49,10 +50,13 @@ def mechanism_from_dict(data: Mapping[str, Any],
         return MixtureMechanism([(mechanism_from_dict(d["mechanism"], named),
                                   None if d["request"] is None else Request.from_dict(d["request"]))
                                  for d in data["steps"]], data["weights"])
+    if kind == "subsampled":
+        return SubsampledMechanism(mechanism_from_dict(data["mechanism"], named), data["rate"],
+                                   data.get("scheme", "poisson"), data.get("relation"))
     if kind in ("sampled", "tradeoff"):
         if named is None or data["name"] not in named:
             raise ParameterError(f"mechanism {data['name']!r}: a {kind} mechanism cannot be rebuilt "
                                  "from data; pass it in `mechanisms={name: mechanism}`")
         return named[data["name"]]
     raise ParameterError(f"mechanism type={kind!r}: must be one of gaussian, laplace, finite, dp, region, "
-                         "mixture, tradeoff, sampled")
+                         "mixture, subsampled, tradeoff, sampled")

@@ -1,0 +1,420 @@
+"""Subsampled mechanisms: a mechanism run on a random subsample of the data (DP-SGD's batches).
+
+``subsampled(mechanism, rate)`` is the mechanism run on a Poisson subsample (each record kept
+independently with probability ``rate``), under add/remove neighbours. If (P, Q) is a dominating pair of
+the mechanism (P: the record present, Q: absent), the subsampled mechanism is dominated by
+
+* removal: ``(q P + (1 - q) Q, Q)`` and
+* addition: ``(Q, q P + (1 - q) Q)``
+
+(Zhu, Dong and Wang, "Optimal accounting of differential privacy via characteristic function", AISTATS
+2022, Section 5 and Appendix; the same pairs as dp_accounting's PLD for Poisson sampling). The two
+directions are different pairs; a composition keeps one direction throughout, so the accountant composes
+each direction and keeps the larger δ (:attr:`SubsampledMechanism.is_symmetric` is false).
+
+The subsampled pair's privacy loss is a monotone function of the mechanism's own loss ``L``:
+``L' = log(q e^L + 1 - q)``, and its law under ``qP + (1-q)Q`` is the mixture of the laws of ``L`` under P
+and under Q pushed through that map. So
+
+* a finite pair stays finite (:meth:`~SubsampledMechanism.region`): the accountant composes it exactly
+  (a multinomial over its atoms, :mod:`lpdp.compose.multinomial`, when affordable);
+* a privacy-loss law with its tails under P and Q (the Gaussian's) gives the subsampled law with the same
+  four tails (:meth:`~SubsampledMechanism.loss_law`), composed by the certified engine
+  (:func:`lpdp.pld.compose`) one-sidedly.
+
+Fixed-size batches (sampling without replacement, replace-one neighbours) and shuffling are not
+implemented: they are refused by name (``docs/subsampling.md``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from decimal import Decimal, localcontext
+from typing import Any
+
+import numpy as np
+
+from lpdp._numerics import log1mexp
+from lpdp._validate import check_probability
+from lpdp.errors import NotApplicableError, ParameterError
+from lpdp.mechanisms.base import Mechanism, check_level
+from lpdp.pld import LossLaw
+from lpdp.region import PrivacyRegion
+
+__all__ = ["SubsampledMechanism", "subsampled", "SCHEMES", "RELATIONS"]
+
+_U = float(np.finfo(float).eps) / 2.0
+#: Sampling schemes (``poisson``: each record independently with probability ``rate``).
+SCHEMES = ("poisson",)
+#: Neighbouring relations (``add_remove``: one record added or removed).
+RELATIONS = ("add_remove",)
+#: Names refused with an explanation (no tight analysis in lpdp, or none known).
+_REFUSED = {
+    "shuffle": "shuffling has no tight privacy analysis for general mechanisms (amplification by "
+               "shuffling bounds are loose and apply to local randomizers only)",
+    "shuffling": "shuffling has no tight privacy analysis for general mechanisms (amplification by "
+                 "shuffling bounds are loose and apply to local randomizers only)",
+    "fixed_size": "fixed-size batches (sampling without replacement, replace-one neighbours) are not "
+                  "implemented yet",
+    "without_replacement": "fixed-size batches (sampling without replacement, replace-one neighbours) "
+                           "are not implemented yet",
+}
+
+
+def _log_one_minus(q: float) -> tuple[float, float]:
+    """``log(1 - q)`` as an unevaluated sum ``hi + lo`` of two floats (about 32 correct digits)."""
+    if q == 1.0:
+        return -math.inf, 0.0
+    with localcontext() as ctx:
+        ctx.prec = 40
+        exact = (Decimal(1) - Decimal(q)).ln()
+        hi = float(exact)
+        return hi, float(exact - Decimal(hi))
+
+
+@dataclass(frozen=True)
+class _Map:
+    """The loss map of Poisson sampling at rate q: ``g(x) = log(q e^x + 1 - q)`` and its inverse."""
+
+    q: float
+
+    @property
+    def log_q(self) -> float:
+        return math.log(self.q)
+
+    @property
+    def floor(self) -> float:
+        """``g(-inf) = log(1 - q)`` (the smallest loss of the removal pair)."""
+        return _log_one_minus(self.q)[0]
+
+    def forward(self, x: np.ndarray) -> np.ndarray:
+        """``g(x)``: ``log1p(q expm1(x))`` below 1 (relative accuracy), ``logaddexp`` above (no overflow)."""
+        x = np.asarray(x, dtype=float)
+        q = self.q
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            small = np.log1p(q * np.expm1(np.minimum(x, 1.0)))
+            big = np.logaddexp(self.log_q + x, math.log1p(-q) if q < 1 else -np.inf)
+        return np.where(x <= 1.0, small, big)
+
+    def inverse(self, c: np.ndarray) -> np.ndarray:
+        """``g^{-1}(c) = log((e^c - 1 + q) / q)`` (``-inf`` at and below ``log(1 - q)``), from
+        ``t = c - log(1 - q)`` with ``log(1 - q)`` in double-double: ``log(1-q) + log(e^t - 1) - log q``.
+        Absolute error at most ``8 u (|x| + |log q| + 2)``."""
+        c = np.asarray(c, dtype=float)
+        q = self.q
+        if q == 1.0:
+            return c.copy()
+        hi, lo = _log_one_minus(q)
+        t = (c - hi) - lo
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            tp = np.where(t > 0, t, 1.0)
+            log_expm1 = tp + log1mexp(-tp)
+            x = log_expm1 + (hi - self.log_q)
+        return np.where(t > 0, x, -np.inf)
+
+
+def _shifted(fn: Any, g: _Map) -> Any:
+    def out(c: np.ndarray) -> np.ndarray:
+        return np.asarray(fn(g.inverse(c)), dtype=float)
+
+    return out
+
+
+def _mixed(fn_p: Any, fn_q: Any, g: _Map) -> Any:
+    """``c -> log(q T_P(x) + (1 - q) T_Q(x))`` at ``x = g^{-1}(c)``."""
+    log_q, log_1q = g.log_q, (math.log1p(-g.q) if g.q < 1 else -math.inf)
+
+    def out(c: np.ndarray) -> np.ndarray:
+        x = g.inverse(c)
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            return np.logaddexp(log_q + np.asarray(fn_p(x), dtype=float),
+                                log_1q + np.asarray(fn_q(x), dtype=float))
+
+    return out
+
+
+def _negated(fn: Any) -> Any:
+    def out(c: np.ndarray) -> np.ndarray:
+        return np.asarray(fn(-np.asarray(c, dtype=float)), dtype=float)
+
+    return out
+
+
+def _check_scheme(scheme: Any, relation: Any) -> tuple[str, str]:
+    if not isinstance(scheme, str) or scheme not in SCHEMES:
+        why = _REFUSED.get(scheme) if isinstance(scheme, str) else None
+        raise ParameterError(f"scheme={scheme!r}: " + (f"{why}; " if why else "")
+                             + f"supported schemes: {', '.join(SCHEMES)}")
+    if relation is None:
+        relation = "add_remove"
+    if not isinstance(relation, str) or relation not in RELATIONS:
+        raise ParameterError(f"relation={relation!r}: does not fit scheme={scheme!r} (Poisson sampling is "
+                             f"analysed under {', '.join(RELATIONS)} neighbours)")
+    return scheme, relation
+
+
+class SubsampledMechanism(Mechanism):
+    """A mechanism run on a Poisson subsample of the data, under add/remove neighbours.
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+        The mechanism run on each subsample; its dominating pair (P, Q) has P for the record present and
+        Q for it absent.
+    rate : float
+        Probability that each record is in the subsample, in (0, 1].
+    scheme : {"poisson"}
+        The sampling scheme. ``"fixed_size"`` and shuffling are refused by name.
+    relation : {"add_remove"}, optional
+        The neighbouring relation (the one that fits the scheme by default).
+
+    Notes
+    -----
+    The removal pair is ``(qP + (1-q)Q, Q)``, the addition pair ``(Q, qP + (1-q)Q)``: :meth:`region` and
+    :meth:`loss_law` give the removal pair, ``loss_law(reverse=True)`` the addition pair (module
+    docstring). A subsampled mechanism composes exactly when the mechanism has a finite dominating pair,
+    and through the certified engine when its loss law is Gaussian.
+
+    Examples
+    --------
+    >>> from lpdp.mechanisms import pure
+    >>> m = SubsampledMechanism(pure(1.0), 0.01)
+    >>> m.region().losses.round(6).tolist()           # log(1 + q(e - 1)), log(1 - q(1 - 1/e))
+    [0.017036, -0.006341]
+    >>> m.is_symmetric, m.relation, m.scheme
+    (False, 'add_remove', 'poisson')
+    """
+
+    def __init__(self, mechanism: Mechanism, rate: float, scheme: str = "poisson",
+                 relation: str | None = None) -> None:
+        if not isinstance(mechanism, Mechanism):
+            raise ParameterError(f"mechanism={mechanism!r}: must be an lpdp.mechanisms.Mechanism")
+        q = check_probability(rate, "rate", open_left=True)
+        scheme, relation = _check_scheme(scheme, relation)
+        if mechanism.relation is not None:
+            raise ParameterError(f"mechanism={mechanism.label}: is already subsampled; subsample the "
+                                 "mechanism once, at the product of the rates")
+        self.mechanism = mechanism
+        self.rate = q
+        self._scheme = scheme
+        self._relation = relation
+        self._map = _Map(q)
+
+    # ------------------------------------------------------------------ identity
+    def _key(self) -> tuple[Any, ...]:
+        return (self.mechanism, self.rate, self._scheme, self._relation)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SubsampledMechanism) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(("subsampled", *self._key()))
+
+    def __repr__(self) -> str:
+        return f"subsampled({self.mechanism!r}, rate={self.rate!r}, scheme={self._scheme!r})"
+
+    @property
+    def relation(self) -> str:
+        return self._relation
+
+    @property
+    def scheme(self) -> str:
+        return self._scheme
+
+    @property
+    def label(self) -> str:
+        return f"{self.mechanism.label} on a Poisson subsample (rate={self.rate:g})"
+
+    # ------------------------------------------------------------------ accountant face
+    @property
+    def is_finite(self) -> bool:
+        return self.mechanism.is_finite
+
+    @property
+    def is_symmetric(self) -> bool:
+        """False (the removal and addition pairs differ) unless ``rate == 1``."""
+        return self.rate == 1.0 and self.mechanism.is_symmetric
+
+    def region(self) -> PrivacyRegion:
+        """The exact removal pair ``(qP + (1-q)Q, Q)`` of the mechanism's finite pair (P, Q).
+
+        Each atom ``(L, p, q_L)`` keeps its Q-mass and gets loss ``g(L) = log(q e^L + 1 - q)``; the P-only
+        outcomes (loss ``+inf``) keep that loss with P-mass ``q p_inf``, and the Q-only outcomes (loss
+        ``-inf``) get the finite loss ``log(1 - q)``. Losses and log masses are computed in log space
+        (a few units of roundoff; the exact routes widen them, :mod:`lpdp.compose.multinomial`).
+        """
+        inner = self.mechanism.region()
+        g, q = self._map, self.rate
+        loss = g.forward(inner.losses)
+        log_q = np.array(inner.log_q, dtype=float)
+        log_p = np.minimum(log_q + loss, 0.0)
+        log_p_inf = inner.log_p_inf + math.log(q) if inner.log_p_inf > -math.inf else -math.inf
+        log_q_ninf = inner.log_q_ninf
+        if q < 1.0 and log_q_ninf > -math.inf:
+            loss = np.append(loss, g.floor)
+            log_p = np.append(log_p, math.log1p(-q) + log_q_ninf)
+            log_q = np.append(log_q, log_q_ninf)
+            log_q_ninf = -math.inf
+        return PrivacyRegion.from_log_masses(loss, log_p, log_q, log_p_inf=log_p_inf, log_q_ninf=log_q_ninf,
+                                             check_total=False)
+
+    def loss_law(self, reverse: bool = False) -> LossLaw:
+        """The loss law of the removal pair (``reverse=False``) or of the addition pair (``True``).
+
+        Finite mechanisms: the exact atoms of :meth:`region` (or of its mirror). A mechanism whose loss law
+        is Gaussian (``N(μ²/2, μ²)`` under P): the continuous law with tails
+        ``P'(L' > c) = q P(L > x) + (1 - q) Q(L > x)``, ``x = g^{-1}(c)``, and likewise under Q and for
+        the cdf; the addition pair's tails are those of the removal pair mirrored (``L -> -L``, P' and Q
+        swapped).
+
+        Accuracy (the ``rtol``/``rtol_log`` the engine certifies with): ``x`` is computed to
+        ``Δx <= 8u (|x| + |log q| + 2)`` absolute (:meth:`_Map.inverse`); a Gaussian tail ``T`` moves by
+        at most ``(|z| + 1)/μ`` in log per unit of ``x`` (Mills' ratio), so with ``|z| <= sqrt(2|log T|) + 1``
+        the relative error is at most ``8u (|log T| + A)(|log T| + 2.5)``, ``A = 1.5 + μ/2 +
+        (|log q| + 2)/μ``, bounded linearly in ``|log T|`` over the range of doubles (``|log T| <= 745``);
+        doubled for the mixture's sum and the tails' own error.
+        """
+        if self.mechanism.is_finite:
+            r = self.region()
+            if not reverse:
+                return LossLaw(np.array(r.losses), np.array(r.log_p), r.log_p_inf)
+            return LossLaw(-np.array(r.losses[::-1]), np.array(r.log_q[::-1]), r.log_q_ninf)
+        family = self.mechanism.loss_family(*self._pair())
+        if family is None or family[0] != "gaussian":
+            raise NotApplicableError(f"{self.label}: Poisson subsampling is composed exactly for finite "
+                                     "mechanisms and through the certified engine for Gaussian ones; "
+                                     f"{self.mechanism.label} is neither")
+        mu = float(family[1])
+        inner = self.mechanism.loss_law()
+        assert inner.log_sf_q is not None and inner.log_cdf_q is not None and inner.log_cdf is not None
+        g = self._map
+        a = 1.5 + mu / 2 + (abs(g.log_q) + 2) / mu
+        b = max(a, 2.5)
+        rtol_log = 2 * 8 * _U * (745 + b) + inner.rtol_log
+        rtol = 2 * 8 * _U * (745 + b) * b + inner.rtol + 16 * _U
+        sf = _mixed(inner.log_sf, inner.log_sf_q, g)
+        cdf = _mixed(inner.log_cdf, inner.log_cdf_q, g)
+        sf_q, cdf_q = _shifted(inner.log_sf_q, g), _shifted(inner.log_cdf_q, g)
+        floor = g.floor
+        if not reverse:
+            return LossLaw(log_sf=sf, log_cdf=cdf, log_sf_q=sf_q, log_cdf_q=cdf_q, support=(floor, math.inf),
+                           rtol=rtol, rtol_log=rtol_log)
+        # addition pair (Q, P'): its loss is -L' with L' the removal loss; under Q, P(-L' > c) = Q(L' < -c)
+        return LossLaw(log_sf=_negated(cdf_q), log_cdf=_negated(sf_q), log_sf_q=_negated(cdf),
+                       log_cdf_q=_negated(sf), support=(-math.inf, -floor), rtol=rtol, rtol_log=rtol_log)
+
+    # ------------------------------------------------------------------ filter face
+    def _pair(self) -> tuple[Any, Any]:
+        pair = getattr(self.mechanism, "pair", None)
+        if pair is None:
+            raise NotApplicableError(f"{self.mechanism.label}: has no neighbouring pair to subsample")
+        return tuple(pair)
+
+    @property
+    def null(self) -> Any:
+        """The input of the mechanism when the record is absent (the second input of its pair)."""
+        return self._pair()[1]
+
+    def default_pairs(self) -> tuple[tuple[Any, Any], ...]:
+        """The removal and the addition of the record: ``(present, absent)`` and ``(absent, present)``."""
+        a, b = self._pair()
+        return ((a, b), (b, a))
+
+    def sample(self, value: Any, rng: np.random.Generator, size: int | None = None) -> Any:
+        """With probability ``rate`` the mechanism's output on ``value``, else on :attr:`null`."""
+        null = self.null
+        if size is None:
+            return self.mechanism.sample(value if rng.random() < self.rate else null, rng)
+        keep = rng.random(size) < self.rate
+        a = np.asarray(self.mechanism.sample(value, rng, size=size))
+        b = np.asarray(self.mechanism.sample(null, rng, size=size))
+        return np.where(keep, a, b)
+
+    def log_density(self, y: Any, value: Any) -> Any:
+        null = self.null
+        base = np.asarray(self.mechanism.log_density(y, null), dtype=float)
+        if value == null:
+            return base if np.ndim(base) else float(base)
+        own = np.asarray(self.mechanism.log_density(y, value), dtype=float)
+        with np.errstate(divide="ignore"):
+            out = np.logaddexp(math.log(self.rate) + own,
+                               (math.log1p(-self.rate) if self.rate < 1 else -np.inf) + base)
+        return out if np.ndim(out) else float(out)
+
+    def _law_of(self, value: Any, other: Any) -> LossLaw:
+        a, b = self._pair()
+        if (value, other) == (a, b):
+            return self.loss_law()
+        if (value, other) == (b, a):
+            return self.loss_law(reverse=True)
+        raise NotApplicableError(f"{self.label}: the loss law is known for the pairs {(a, b)!r} and "
+                                 f"{(b, a)!r} only (got {(value, other)!r})")
+
+    def loss_tail(self, c: float, value: Any, other: Any) -> float:
+        """``P(L > c)`` from the loss law of the pair (removal or addition)."""
+        law = self._law_of(value, other)
+        c = float(c)
+        total = math.exp(law.log_p_inf) + float(np.sum(np.exp(law.log_p[law.losses > c])))
+        if law.log_sf is not None:
+            total += float(np.exp(law.log_sf(np.array([c]))[0]))
+        return min(1.0, total)
+
+    def loss_quantile(self, a: float, value: Any, other: Any) -> float:
+        """``inf{c : P(L > c) <= a}`` by bisection on :meth:`loss_tail` (to 1e-12 relative, rounded up)."""
+        a = check_level(a)
+        if a >= 1.0:
+            return -math.inf
+        law = self._law_of(value, other)
+        if math.exp(law.log_p_inf) > a:
+            return math.inf
+        lo, hi = law.support
+        atoms = law.losses
+        lo = min([lo] + atoms.tolist()) if math.isfinite(lo) else min([-1.0] + atoms.tolist())
+        hi = max([hi] + atoms.tolist()) if math.isfinite(hi) else max([1.0] + atoms.tolist())
+        lo = lo - 1e-9 * (1 + abs(lo))
+        while self.loss_tail(lo, value, other) <= a:
+            lo = lo - 2 * (1 + abs(lo))
+            if lo < -1e6:
+                return -math.inf
+        while self.loss_tail(hi, value, other) > a:
+            hi = hi + 2 * (1 + abs(hi))
+            if hi > 1e6:
+                return math.inf
+        for _ in range(200):
+            mid = 0.5 * (lo + hi)
+            if hi - lo <= 1e-12 * max(1.0, abs(mid)) or mid in (lo, hi):
+                break
+            if self.loss_tail(mid, value, other) <= a:
+                hi = mid
+            else:
+                lo = mid
+        return hi
+
+    def loss_atoms(self, value: Any, other: Any) -> tuple[np.ndarray, np.ndarray] | None:
+        law = self._law_of(value, other)
+        if law.log_sf is not None:
+            return None
+        order = np.argsort(law.losses)
+        return law.losses[order], np.exp(law.log_p[order])
+
+    # ------------------------------------------------------------------ data face
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "subsampled", "mechanism": self.mechanism.to_dict(), "rate": self.rate,
+                "scheme": self._scheme, "relation": self._relation}
+
+
+def subsampled(mechanism: Mechanism, rate: float, scheme: str = "poisson",
+               relation: str | None = None) -> SubsampledMechanism:
+    """``mechanism`` run on a Poisson subsample at ``rate`` (add/remove neighbours): see
+    :class:`SubsampledMechanism`.
+
+    Examples
+    --------
+    >>> from lpdp import Accountant
+    >>> from lpdp.mechanisms import pure
+    >>> g = Accountant().compose(subsampled(pure(1.0), 0.01), 1000).guarantee()
+    >>> g.route, round(float(g.epsilon(1e-6)[1]), 5)
+    ('multinomial', 1.46014)
+    """
+    return SubsampledMechanism(mechanism, rate, scheme, relation)
