@@ -181,7 +181,7 @@ class SubsampledMechanism(Mechanism):
     >>> from lpdp.mechanisms import pure
     >>> m = SubsampledMechanism(pure(1.0), 0.01)
     >>> m.region().losses.round(6).tolist()           # log(1 + q(e - 1)), log(1 - q(1 - 1/e))
-    [0.017036, -0.006341]
+    [0.017037, -0.006341]
     >>> m.is_symmetric, m.relation, m.scheme
     (False, 'add_remove', 'poisson')
     """
