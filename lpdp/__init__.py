@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from lpdp._version import __version__
 from lpdp.errors import (
+    BudgetError,
     BudgetExhaustedError,
     LpdpError,
     OutputError,
@@ -53,6 +54,7 @@ __all__ = [
     "LpdpError",
     "ParameterError",
     "SolverError",
+    "BudgetError",
     "BudgetExhaustedError",
     "ScenarioError",
     "OutputError",

@@ -39,7 +39,7 @@ import math
 import os
 from collections.abc import Iterator
 
-from lpdp.errors import ParameterError
+from lpdp.errors import BudgetError, ParameterError
 
 __all__ = [
     "DEFAULT_MEMORY_GB",
@@ -162,20 +162,21 @@ def check_budget(what: str, *, memory_bytes: float = 0.0, seconds: float = 0.0,
 
     Raises
     ------
-    ParameterError
-        One line: ``"<what> needs ~80 GB of memory; the limit is 4 GB (raise it with ...)"``.
+    BudgetError
+        A :class:`~lpdp.errors.ParameterError`; one line: ``"<what> needs ~80 GB of memory; the limit is
+        4 GB (raise it with ...)"``.
     """
     limit = memory_limit_bytes(memory_gb)
     need = float(memory_bytes)
     if not need <= limit:
         shown = _fmt_bytes(need) if math.isfinite(need) else "an unbounded amount"
-        raise ParameterError(f"{what} needs ~{shown} of memory; the limit is {_fmt_bytes(limit)} (raise it "
+        raise BudgetError(f"{what} needs ~{shown} of memory; the limit is {_fmt_bytes(limit)} (raise it "
                              f"with the environment variable {ENV_MEMORY}, in GB)"
                              + (f"; or {hint}" if hint else ""))
     t_limit = time_limit_seconds(max_seconds)
     t = float(seconds)
     if not t <= t_limit:
         shown = _fmt_seconds(t) if math.isfinite(t) else "unbounded time"
-        raise ParameterError(f"{what} needs ~{shown} of computation; the limit is {_fmt_seconds(t_limit)} "
+        raise BudgetError(f"{what} needs ~{shown} of computation; the limit is {_fmt_seconds(t_limit)} "
                              f"(raise it with the environment variable {ENV_SECONDS}, in seconds)"
                              + (f"; or {hint}" if hint else ""))

@@ -34,7 +34,7 @@ from typing import Any, Literal, Protocol
 
 import numpy as np
 
-from lpdp._validate import check_int
+from lpdp._validate import check_int, check_positive
 from lpdp.compose import METHODS, double_dp, heterogeneous, homogeneous, multi
 from lpdp.compose._levels import identity_region
 from lpdp.compose.multi import compose_regions, directed_product
@@ -178,6 +178,18 @@ class Guarantee:
 class Accountant:
     """Compose mechanisms (any kinds, any counts) and read the guarantee of the whole sequence.
 
+    Parameters
+    ----------
+    method : {"lattice", "remark1", "remark2"}
+        The route for one mechanism meeting two constraints: the exact lattice (default, Theorems 2–3)
+        or one of the paper's looser baselines (Remarks 1–2: only ``upper`` is meaningful). Any other
+        composition with a baseline method is refused when the guarantee is asked for.
+    step : float, optional
+        A common lattice step dividing every loss of the finite parts (the exact 1-D lattice). Without
+        it the router finds one from the constraint levels when they are commensurate and that is
+        cheaper (:func:`lpdp.compose._levels.commensurate_units`). A composition too large for the
+        memory or time budget raises :class:`~lpdp.errors.BudgetError` naming the estimate.
+
     Examples
     --------
     >>> from lpdp import Accountant
@@ -190,10 +202,26 @@ class Accountant:
     >>> lo, hi = g2.epsilon(1e-6)
     >>> g2.exact and lo == hi
     True
+    >>> Accountant(method="remark1").compose(DPMechanism([(1.0, 0.0), (0.5, 0.1)]), 10).guarantee().route
+    'remark1'
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, method: Method = "lattice", step: float | None = None) -> None:
+        if method not in METHODS:
+            raise ParameterError(f"method={method!r}: must be one of {', '.join(METHODS)}")
+        self._method: Method = method
+        self._step = None if step is None else check_positive(step, "step")
         self._parts: list[tuple[Mechanism, int]] = []
+
+    @property
+    def method(self) -> Method:
+        """The route option for one mechanism meeting two constraints."""
+        return self._method
+
+    @property
+    def step(self) -> float | None:
+        """The common lattice step given (``None``: the router finds one when it helps)."""
+        return self._step
 
     def compose(self, mechanism: Mechanism, times: int = 1) -> Accountant:
         """Add ``times`` runs of ``mechanism`` (returns the accountant, so calls chain)."""
@@ -209,10 +237,12 @@ class Accountant:
 
     def guarantee(self) -> Guarantee:
         """The guarantee of everything composed so far (:func:`route` picks how)."""
-        return route(self._parts)
+        return route(self._parts, method=self._method, step=self._step)
 
     def __repr__(self) -> str:
-        return f"Accountant({self._parts!r})"
+        options = "" if self._method == "lattice" else f"method={self._method!r}, "
+        options += "" if self._step is None else f"step={self._step!r}, "
+        return f"Accountant({options}{self._parts!r})"
 
 
 def _merged(parts: Sequence[tuple[Mechanism, int]]) -> list[tuple[Mechanism, int]]:

@@ -10,6 +10,7 @@ __all__ = [
     "LpdpError",
     "ParameterError",
     "NotApplicableError",
+    "BudgetError",
     "SolverError",
     "BudgetExhaustedError",
     "ScenarioError",
@@ -30,6 +31,12 @@ class ParameterError(LpdpError, ValueError):
 class NotApplicableError(ParameterError):
     """A mechanism lacks the face asked for (e.g. ρ-zCDP of a mechanism with an outcome impossible under
     a neighbour, or anything mechanism-level of a sampled black box)."""
+
+
+class BudgetError(ParameterError):
+    """A computation would exceed the memory or time budget (``LPDP_MAX_MEMORY_GB``, ``LPDP_MAX_SECONDS``):
+    the message gives the estimate, the limit and, where there is one, a cheaper way to ask (e.g. a common
+    lattice step, ``Accountant(step=...)``). Raised before anything is allocated."""
 
 
 class SolverError(LpdpError, RuntimeError):

@@ -50,10 +50,10 @@ import numpy as np
 from scipy.optimize import minimize
 
 from lpdp._validate import check_int, check_positive, check_probability
-from lpdp.accountant import route
-from lpdp.compose.multi import STEP_TOL, compose_regions
+from lpdp.accountant import Accountant
+from lpdp.compose.multi import STEP_TOL
 from lpdp.errors import ParameterError, SolverError
-from lpdp.mechanisms import DPMechanism
+from lpdp.mechanisms import DPMechanism, RegionMechanism
 from lpdp.region import PrivacyRegion
 from lpdp.tradeoff import TradeoffFunction
 
@@ -91,10 +91,10 @@ class Approximation:
         return PrivacyRegion.from_constraints(self.constraints)
 
     def compose(self, k: int) -> PrivacyRegion:
-        """Exact k-fold composition of a mechanism meeting every constraint (:func:`lpdp.accountant.route`:
+        """Exact k-fold composition of a mechanism meeting every constraint (:class:`lpdp.Accountant`:
         Kairouz for n = 1, Theorems 2–3 for n = 2, the n-constraint lattice otherwise or with a step)."""
         k = check_int(k, "k", 1)
-        return route([(DPMechanism(self.constraints), k)], step=self.step).region
+        return Accountant(step=self.step).compose(DPMechanism(self.constraints), k).guarantee().region
 
 
 @dataclass(frozen=True)
@@ -262,7 +262,7 @@ def bracket_mixed(parts: Sequence[tuple[TradeoffFunction, int]], n: int = 2, *,
     """Bracket the composition of mechanisms with *different* trade-off functions (heterogeneous f-DP).
 
     Each ``f`` is approximated from both sides with n constraints and the regions are composed together
-    by the exact lattice engine (:func:`lpdp.compose.multi.compose_regions`, docs/fdp.md). With ``step=None``
+    by the exact lattice engine through :class:`lpdp.Accountant` (docs/fdp.md). With ``step=None``
     the lattice is exact in every distinct level (cost grows like ``k^levels``); pass a ``step`` to put
     all ε_j on one lattice (1-D, fast). ``exact`` is ``None``.
 
@@ -288,11 +288,19 @@ def bracket_mixed(parts: Sequence[tuple[TradeoffFunction, int]], n: int = 2, *,
     lows = [below(f, n, step=step, delta_min=delta_min, layout=layout) for f, _ in items]
     highs = [above(f, n, step=step, delta_min=delta_min, layout=layout) for f, _ in items]
     exact = [(r, check_int(c, f"regions[{i}].count", 0)) for i, (r, c) in enumerate(regions)]
-    from_below = compose_regions([(a.region, c) for a, c in zip(lows, counts, strict=True)]
-                                 + [(_on_lattice(r, step, outward=True), c) for r, c in exact], step=step)
-    from_above = compose_regions([(a.region, c) for a, c in zip(highs, counts, strict=True)]
-                                 + [(_on_lattice(r, step, outward=False), c) for r, c in exact], step=step)
+    from_below = _composed([(a.region, c) for a, c in zip(lows, counts, strict=True)]
+                           + [(_on_lattice(r, step, outward=True), c) for r, c in exact], step)
+    from_above = _composed([(a.region, c) for a, c in zip(highs, counts, strict=True)]
+                           + [(_on_lattice(r, step, outward=False), c) for r, c in exact], step)
     return Bracket(lows[0], highs[0], from_below, from_above, None, sum(counts) + sum(c for _, c in exact))
+
+
+def _composed(parts: list[tuple[PrivacyRegion, int]], step: float | None) -> PrivacyRegion:
+    """The exact composition of symmetric regions, by :class:`lpdp.Accountant` (one router)."""
+    acc = Accountant(step=step)
+    for region, count in parts:
+        acc.compose(RegionMechanism(region), count)
+    return acc.guarantee().region
 
 
 def _on_lattice(region: PrivacyRegion, step: float | None, *, outward: bool) -> PrivacyRegion:

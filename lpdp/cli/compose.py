@@ -5,9 +5,9 @@
   route or a baseline, with Remarks 1 and 2 reported alongside), more the n-constraint lattice;
 * ``--pure EPSxCOUNT`` (repeatable): heterogeneous composition of pure mechanisms (Theorem 1).
 
-Every region comes from :func:`lpdp.accountant.route`. Different mechanisms composed together (e.g.
-``--dp 0.5,1e-5`` ten times and ``--dp 1,0`` five times) are ``lpdp account``'s job: a second ``-k`` is
-refused.
+Every region comes from :class:`lpdp.Accountant` (its one router). Different mechanisms composed together
+(e.g. ``--dp 0.5,1e-5`` ten times and ``--dp 1,0`` five times) are ``lpdp account``'s job: a second
+``-k`` is refused.
 
 ``--at``, ``--for-delta`` and ``--max-k-within`` ask for δ at ε, the smallest ε at δ, and the largest k that
 fits a budget; all numbers come from :mod:`lpdp.compose`.
@@ -66,13 +66,13 @@ def _constraints(texts: list[str]) -> list[tuple[float, float]]:
 
 def _composer(pairs: list[tuple[float, float]], method: str, step: float | None = None
               ) -> Callable[[int], PrivacyRegion]:
-    """k -> the region of k mechanisms meeting every constraint (:func:`lpdp.accountant.route`)."""
-    from lpdp.accountant import route
+    """k -> the region of k mechanisms meeting every constraint (:class:`lpdp.Accountant`)."""
+    from lpdp.accountant import Accountant
     from lpdp.mechanisms import DPMechanism
 
     mechanism = DPMechanism(pairs)
     method = method if len(pairs) == 2 else "lattice"      # "kairouz" / "multi" name the route only
-    return lambda k: route([(mechanism, k)], method=method, step=step).upper
+    return lambda k: Accountant(method=method, step=step).compose(mechanism, k).guarantee().upper
 
 
 def _epsilon_for(region: PrivacyRegion, for_delta: list[float]) -> list[list[float]]:
@@ -81,7 +81,7 @@ def _epsilon_for(region: PrivacyRegion, for_delta: list[float]) -> list[list[flo
 
 def _pure(args: argparse.Namespace) -> tuple[PrivacyRegion, str, dict[str, Any], dict, list[str]]:
     """``--pure``: Theorem 1."""
-    from lpdp.accountant import route
+    from lpdp.accountant import Accountant
     from lpdp.mechanisms import pure
 
     for flag, value in (("--dp", args.dp), ("-k", args.k), ("--method", args.method),
@@ -89,7 +89,10 @@ def _pure(args: argparse.Namespace) -> tuple[PrivacyRegion, str, dict[str, Any],
         if value is not None:
             raise ParameterError(f"{flag}: not used with --pure (the counts say how many mechanisms)")
     counts = _parse_pure(args.pure)
-    region = route([(pure(e), n) for e, n in counts.items()]).upper
+    acc = Accountant()
+    for e, n in counts.items():
+        acc.compose(pure(e), n)
+    region = acc.guarantee().upper
     label = " + ".join(f"{n}×{e:g}-DP" for e, n in counts.items())
     payload = {"method": "theorem1", "counts": [[e, n] for e, n in counts.items()]}
     return region, label, payload, {label: region}, []

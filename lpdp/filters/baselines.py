@@ -32,10 +32,12 @@ from typing import Any
 import numpy as np
 from scipy import optimize
 
+from lpdp._search import largest
 from lpdp._validate import check_delta, check_epsilon, check_positive
+from lpdp.accountant import Accountant
 from lpdp.errors import NotApplicableError, ParameterError
 from lpdp.filters.realisation import Filter, Step, StoppingRule, check_steps
-from lpdp.mechanisms import Mechanism, Request
+from lpdp.mechanisms import GaussianMechanism, Mechanism, Request
 from lpdp.tradeoff import gaussian, gaussian_delta
 
 __all__ = [
@@ -300,28 +302,11 @@ class MechanismLevelFilter(Filter):
                                                                              strict=True)))
 
         whole = self.max_steps // m
-        q = _largest(lambda q: ok(q, 0), whole)[0] if whole else 0
+        q = largest(lambda q: ok(q, 0), whole)[0] if whole else 0
         r = 0
         while r + 1 < m and q * m + r + 1 <= self.max_steps and ok(q, r + 1):
             r += 1
         return q * m + r
-
-
-def _largest(feasible: Callable[[int], bool], cap: int) -> tuple[int, bool]:
-    """The largest k in [0, cap] with ``feasible(k)`` (monotone), and whether it is the cap."""
-    if not feasible(1):
-        return 0, False
-    lo, hi = 1, 2
-    while hi <= cap and feasible(hi):
-        lo, hi = hi, 2 * hi
-    if hi > cap:
-        if feasible(cap):
-            return cap, True
-        hi = cap
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (mid, hi) if feasible(mid) else (lo, mid)
-    return lo, False
 
 
 class AdditiveFilter(MechanismLevelFilter):
@@ -538,8 +523,20 @@ def classical_rounds(mu: float, epsilon: float, delta: float) -> int:
 
 
 def _gaussian_classical(mu: float, epsilon: float, delta: float) -> tuple[int, bool]:
-    """The largest k <= ROUNDS_CAP with ``δ_G(ε; μ√k) <= δ``, and whether it is the cap."""
-    return _largest(lambda k: gaussian_delta(epsilon, mu * math.sqrt(k)) <= delta, ROUNDS_CAP)
+    """The largest k <= ROUNDS_CAP whose k-fold composition (:class:`lpdp.Accountant`: ``G_{μ√k}``) has
+    ``δ(ε) <= δ``, and whether it is the cap."""
+    mech = GaussianMechanism(1.0, mu)      # sensitivity/σ = μ exactly
+    return largest(lambda k: _fits([mech], [k], epsilon, delta), ROUNDS_CAP)
+
+
+def _fits(mechanisms: Sequence[Mechanism], counts: Sequence[int], epsilon: float, delta: float,
+          side: int = 1) -> bool:
+    """Whether the composition (:class:`lpdp.Accountant`) of ``counts[i]`` runs of ``mechanisms[i]`` has
+    ``δ(ε) <= δ`` on its guarantee side (``side=1``) or its attack side (``side=0``)."""
+    acc = Accountant()
+    for mech, c in zip(mechanisms, counts, strict=True):
+        acc.compose(mech, c)
+    return bool(acc.guarantee().delta(epsilon)[side] <= delta)
 
 
 def _classical(mechanism: Mechanism, epsilon: float, delta: float, pairs: Pairs) -> Baseline:
@@ -560,11 +557,12 @@ def classical_cycle(steps: Sequence[Step], epsilon: float, delta: float, pairs: 
     rounds (round i runs ``steps[(i - 1) % m]``), composed by :class:`lpdp.Accountant` on every
     neighbouring pair, have a guaranteed (upper) ``δ(ε) <= δ``.
 
-    Gaussian steps only: the closed form ``δ_G(ε; sqrt(Σ μ_i²))`` (no cap below 2^53). Otherwise the
-    accountant (exact for finite tables, a certified bracket with Gaussian or Laplace steps) on each
-    pair, with the finite steps restricted to that pair's two rows and Gaussian/Laplace steps at their
-    worst case; ``cap`` defaults to :data:`FINITE_CLASSICAL_CAP`. ``at_least`` marks a count that
-    reached the cap, or whose bracket's attack side still fits one more round.
+    Gaussian steps only: the accountant's ``G_μ`` route, ``μ = sqrt(Σ_i k_i μ_i²)``, the same on every
+    pair (no cap below 2^53 for one step). Otherwise the accountant (exact for finite tables, a certified
+    bracket with Gaussian or Laplace steps) on each pair, with the finite steps restricted to that pair's
+    two rows and Gaussian/Laplace steps at their worst case; ``cap`` defaults to
+    :data:`FINITE_CLASSICAL_CAP`. ``at_least`` marks a count that reached the cap, or whose bracket's
+    attack side still fits one more round.
 
     Examples
     --------
@@ -573,8 +571,6 @@ def classical_cycle(steps: Sequence[Step], epsilon: float, delta: float, pairs: 
     >>> classical_cycle([(g, None), (rr, Request("bit", {1: 1, 0: 0}))], 6.0, 1e-3, [(1, 0)]).rounds
     9
     """
-    from lpdp.accountant import Accountant
-
     steps = check_steps(steps)
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
     m = len(steps)
@@ -582,15 +578,10 @@ def classical_cycle(steps: Sequence[Step], epsilon: float, delta: float, pairs: 
     def counts(k: int) -> list[int]:
         return [k // m + (j < k % m) for j in range(m)]
 
-    mus = [mech.gaussian_mu() for mech, _ in steps]
-    if m == 1 and mus[0] is not None:
-        k, capped = _gaussian_classical(mus[0], epsilon, delta)
-        return Baseline("classical", k, at_least=capped)
-    if None not in mus:
-        mu2 = [mu**2 for mu in mus]
-        k, capped = _largest(lambda k: gaussian_delta(epsilon, math.sqrt(math.fsum(
-            c * v for c, v in zip(counts(k), mu2, strict=True)))) <= delta, ROUNDS_CAP if cap is None
-            else cap)
+    if all(mech.gaussian_mu() is not None for mech, _ in steps):   # the same worst case on every pair
+        mechs = [mech for mech, _ in steps]
+        k, capped = largest(lambda k: _fits(mechs, counts(k), epsilon, delta),
+                            ROUNDS_CAP if cap is None or m == 1 else cap)
         return Baseline("classical", k, at_least=capped)
     cap = FINITE_CLASSICAL_CAP if cap is None else cap
     seen: set[tuple[Mechanism, ...]] = set()
@@ -604,12 +595,9 @@ def classical_cycle(steps: Sequence[Step], epsilon: float, delta: float, pairs: 
         seen.add(parts)
 
         def fits(k: int, side: int = 1, parts: tuple[Mechanism, ...] = parts) -> bool:
-            acc = Accountant()
-            for mech, c in zip(parts, counts(k), strict=True):
-                acc.compose(mech, c)
-            return bool(acc.guarantee().delta(epsilon)[side] <= delta)
+            return _fits(parts, counts(k), epsilon, delta, side)
 
-        k, capped = _largest(fits, cap)
+        k, capped = largest(fits, cap)
         if k < worst:
             worst, unsure = k, capped or (k < cap and fits(k + 1, 0))
     return Baseline("classical", worst, at_least=unsure or worst == cap)
@@ -666,7 +654,7 @@ def _cycle_additive(steps: Sequence[Step], epsilon: float, delta: float, pairs: 
     def filt(k: int, cap: int | None = None) -> AdditiveFilter:
         return AdditiveFilter(epsilon, delta, split(k), max_steps=cap or k, pairs=pairs)
 
-    k, capped = _largest(lambda k: filt(k).sequence_stopping_time(steps) >= k, ROUNDS_CAP)
+    k, capped = largest(lambda k: filt(k).sequence_stopping_time(steps) >= k, ROUNDS_CAP)
     f = filt(max(k, 1), UNLIMITED)
     return Baseline("additive", k, f, {"round_epsilon": f.round_epsilon}, capped)
 
@@ -692,7 +680,7 @@ def _cycle_advanced(steps: Sequence[Step], epsilon: float, delta: float, pairs: 
         f = filt(k)
         return f is not None and f.sequence_stopping_time(steps) >= k
 
-    k, capped = _largest(ok, ROUNDS_CAP)
+    k, capped = largest(ok, ROUNDS_CAP)
     f = filt(max(k, 1), UNLIMITED)
     if f is None:
         raise NotApplicableError(f"{describe(steps[0][0]) if len(steps) == 1 else 'a step'}: no finite "

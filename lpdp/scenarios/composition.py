@@ -72,11 +72,11 @@ EPSILON_SCHEMA = {
 
 
 def _compose(constraints: list[tuple[float, float]], k: int, method: str = "lattice") -> Any:
-    """Region of k mechanisms meeting every constraint, by :func:`lpdp.accountant.route`."""
-    from lpdp.accountant import route
+    """Region of k mechanisms meeting every constraint, by :class:`lpdp.Accountant`."""
+    from lpdp.accountant import Accountant
     from lpdp.mechanisms import DPMechanism
 
-    return route([(DPMechanism(constraints), k)], method=method).upper
+    return Accountant(method=method).compose(DPMechanism(constraints), k).guarantee().upper
 
 
 def run(params: dict[str, Any]) -> ScenarioOutput:
@@ -150,12 +150,14 @@ def run_epsilon(params: dict[str, Any]) -> ScenarioOutput:
     Every ε is a valid guarantee (the smallest ε with δ(ε) <= delta, rounded up), and the summary rounds
     it up again for reading.
     """
-    from lpdp.compose import double_dp
+    from lpdp.accountant import Accountant
     from lpdp.display import format_upper
+    from lpdp.mechanisms import DPMechanism
 
     c1, c2 = params["constraints"]
     k, dlt = params["k"], params["delta"]
-    eps = {m: double_dp(c1, c2, k, method=m).epsilon(dlt) for m in LABELS}
+    eps = {m: Accountant(method=m).compose(DPMechanism([c1, c2]), k).guarantee().epsilon(dlt)[1]
+           for m in LABELS}
     summary = [f"k={k}: epsilon at delta={dlt:g}: "
                + ", ".join(f"{LABELS[m]} {format_upper(e, 5)}" for m, e in eps.items())]
     return ScenarioOutput(payload={"epsilon": eps}, summary=summary)
