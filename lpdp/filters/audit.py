@@ -185,9 +185,13 @@ def _quadrature_pair(rule: StoppingRule, k_own: float, k_rev: float, mu: float,
     kern = phi(x[:, None] - x[None, :])  # density of the next state x_a from x_b
 
     def out_expect(points: np.ndarray, h: Any, steps: int) -> np.ndarray:
-        """``E[h_steps(s + X); s + X ∉ C]`` for s in ``points``."""
-        inside = phi(x[None, :] - points[:, None]) @ (w * h(x, eps, mu, steps))
+        """``E[h_steps(s + X); s + X ∉ C]`` for s in ``points`` (``kern.T`` is the kernel from the nodes)."""
+        to_nodes = kern.T if points is x else phi(x[None, :] - points[:, None])
+        inside = to_nodes @ (w * h(x, eps, mu, steps))
         return np.maximum(0.0, h(points, eps, mu, steps + 1) - inside)
+
+    # The continuation value after a stop at a node depends on the node only (not on t): once per h.
+    going_on = {h: out_expect(x, h, lag) for h in (_tail_after, _hockey_after)} if n_max > 1 else {}
 
     # dens[j] = sub-density of S_j on the alive paths (S_1..S_j in C), at the nodes, j >= 1
     dens = [np.empty(0), phi(x) * in0]
@@ -209,7 +213,7 @@ def _quadrature_pair(rule: StoppingRule, k_own: float, k_rev: float, mu: float,
                 g0 = h(zero, eps, mu, lag + 1) if last else out_expect(zero, h, lag)
                 totals[k] += float(in0) * float(g0[0])
             else:
-                g = h(x, eps, mu, lag + 1) if last else out_expect(x, h, lag)
+                g = h(x, eps, mu, lag + 1) if last else going_on[h]
                 totals[k] += float(np.dot(w * dens[j], g))
     if kk:  # E[h(S_kk); T1 <= kk] = E[h(S_kk)] - E[h(S_kk); S_0 .. S_{kk-lag} within]
         jj = kk - lag
