@@ -497,13 +497,14 @@ class PrivacyRegion:
     # ------------------------------------------------------------------ polygon face
     def boundary(self) -> np.ndarray:
         """Lower boundary from ``(0, 1)`` to ``(1, 0)`` as an ``(n, 2)`` array (type I, type II)."""
-        p = np.exp(self._log_p)
         q = np.exp(self._log_q)
-        p_inf = math.exp(self._log_p_inf)
         x = np.concatenate(([0.0, 0.0], np.cumsum(q)))
-        y = np.concatenate(([1.0, 1.0 - p_inf], (1.0 - p_inf) - np.cumsum(p)))
-        # The masses sum to one: the chain ends exactly at (1 - q_ninf, 0) (drop rounding noise).
-        y[-1] = 0.0
+        # β after the first i atoms is the P-mass of the atoms still to come: a tail sum of positive
+        # terms (not 1 - a cumulative sum, whose cancellation leaves an absolute error of about 1e-16
+        # on a β of 1e-10), so small β keep their relative accuracy.
+        tail = np.exp(_log_cumsum(self._log_p[::-1])[::-1])
+        parts = ([1.0, -math.expm1(self._log_p_inf)], tail[1:], [0.0]) if q.size else ([1.0, 0.0],)
+        y = np.concatenate(parts)
         if q.size:
             x[-1] = -math.expm1(self._log_q_ninf)
         y = np.maximum(y, 0.0)

@@ -21,6 +21,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from tests.pins.cases import FAST_SCENARIOS, VOLATILE, run_cli, run_scenario, run_snippet
@@ -92,7 +93,13 @@ class _Diff:
                     continue
                 if bracket and key in ("lower", "upper"):
                     continue
-                self.value(sub, val, new[key])
+                if key == "vertices" and _is_points(val) and _is_points(new[key]):
+                    self.vertices(sub, val, new[key])
+                elif key in _MASSES and _is_numbers(old.get("log_q")) and _is_numbers(_listed(val)) \
+                        and _is_numbers(_listed(new[key])) and len(_listed(val)) == len(_listed(new[key])):
+                    self.masses(sub, _listed(val), _listed(new[key]), len(old["log_q"]))
+                else:
+                    self.value(sub, val, new[key])
             if bracket:
                 lo, hi = new.get("lower"), new.get("upper")
                 if not (_is_num(lo) and _is_num(hi) and lo <= old["upper"] and hi >= old["lower"]) \
@@ -109,6 +116,34 @@ class _Diff:
             self.number(path, float(old), float(new))
         elif old != new:
             self._other(path, old, new)
+
+    def vertices(self, path: str, old: list, new: list) -> None:
+        """A boundary pinned while its β were ``1 - Σ p`` (absolute error up to ``n u`` for n vertices, so
+        the tail's β were off by up to that, and vertices of tinier β were lost): every old vertex has a
+        new one within ``n u`` in both coordinates, and every new one an old one."""
+        a, b = np.asarray(old, dtype=float), np.asarray(new, dtype=float)
+        atol = max(len(a), len(b)) * 2.0**-52
+        same = a.shape == b.shape
+        if same and (np.abs(a - b) <= np.maximum(1e-9 * np.maximum(abs(a), abs(b)), atol)).all():
+            if not np.allclose(a, b, rtol=1e-12, atol=0.0):
+                self.moved.append(f"{path}: within 1e-9 relative or {atol:.2g}")
+            return
+        gap = np.abs(a[:, None, :] - b[None, :, :]).max(axis=2)
+        if (gap.min(axis=1) <= atol).all() and (gap.min(axis=0) <= atol).all():
+            self.moved.append(f"{path}: {len(a)} -> {len(b)} vertices, each within {atol:.2g}")
+            return
+        if not _changed(path):
+            worst = max(gap.min(axis=1).max(), gap.min(axis=0).max())
+            self.fail.append(f"{path}: {len(a)} pinned vertices, {len(b)} now, {worst:.3g} apart")
+
+    def masses(self, path: str, old: list, new: list, n: int) -> None:
+        """Edge log-masses of a region built from such a boundary (n edges): the masses within ``n u``."""
+        a, b = np.exp(np.asarray(old, dtype=float)), np.exp(np.asarray(new, dtype=float))
+        close = np.isclose(a, b, rtol=1e-12, atol=n * 2.0**-52)
+        for i in np.flatnonzero(~close):
+            self.number(f"{path}[{i}]", float(old[i]), float(new[i]))
+        if close.all() and not np.allclose(a, b, rtol=1e-12, atol=0.0):
+            self.moved.append(f"{path}: masses within {n * 2.0**-52:.2g}")
 
     def _other(self, path: str, old: Any, new: Any) -> None:
         if not _changed(path):
@@ -130,6 +165,23 @@ class _Diff:
 
 def _is_num(x: Any) -> bool:
     return isinstance(x, int | float) and not isinstance(x, bool)
+
+
+#: The log-masses of a region's edges (``edges`` in its JSON).
+_MASSES = ("log_p", "log_q", "log_p_inf", "log_q_ninf")
+
+
+def _listed(x: Any) -> Any:
+    return [x] if _is_num(x) else x
+
+
+def _is_numbers(x: Any) -> bool:
+    return isinstance(x, list) and all(_is_num(v) for v in x)
+
+
+def _is_points(x: Any) -> bool:
+    return isinstance(x, list) and bool(x) and all(
+        isinstance(v, list) and len(v) == 2 and _is_numbers(v) for v in x)
 
 
 def _load(name: str) -> Any:
