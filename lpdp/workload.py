@@ -30,7 +30,7 @@ the ``account`` scenarios print, so both show the same numbers.
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -54,12 +54,13 @@ from lpdp.mechanisms import (
 )
 from lpdp.region import PrivacyRegion
 
-__all__ = ["KINDS", "MECHANISM", "mechanism_from_entry", "parse", "read", "load", "accountant", "report",
-           "regions", "summary"]
+__all__ = ["KINDS", "MECHANISM", "register_kind", "unregister_kind", "mechanism_from_entry", "parse",
+           "read", "load", "accountant", "report", "regions", "summary"]
 
 #: Keys of one ``[[mechanism]]`` table (which ones a kind needs: :data:`KINDS`).
 MECHANISM: dict[str, Field] = {
-    "kind": Field("str", "dp, pure, gaussian, laplace, randomized_response, finite or region", required=True),
+    "kind": Field("str", "the mechanism's kind (KINDS: dp, pure, gaussian, laplace, randomized_response, "
+                  "finite, region, and any registered with register_kind)", required=True),
     "times": Field("int", "how many times the mechanism runs", default=1),
     "constraints": Field("list[pair]", "dp, region: the [epsilon, delta] guarantees met at once"),
     "epsilon": Field("float", "pure, randomized_response: epsilon"),
@@ -73,34 +74,76 @@ MECHANISM: dict[str, Field] = {
 }
 
 #: For each kind: the keys it needs, and the optional ones it accepts (beyond ``kind`` and ``times``).
-KINDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "dp": (("constraints",), ()),
-    "pure": (("epsilon",), ()),
-    "gaussian": (("sigma",), ("sensitivity",)),
-    "laplace": (("scale",), ("sensitivity",)),
-    "randomized_response": (("categories", "epsilon"), ()),
-    "finite": (("p", "q"), ()),
-    "region": ((), ("vertices", "constraints")),
-}
+KINDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+#: For each kind: the function building its mechanism from the validated table.
+_BUILDERS: dict[str, Callable[[Mapping[str, Any]], Mechanism]] = {}
 
 
-def _build(kind: str, v: Mapping[str, Any]) -> Mechanism:
-    if kind == "dp":
-        return DPMechanism(v["constraints"])
-    if kind == "pure":
-        return pure(v["epsilon"])
-    if kind == "gaussian":
-        return GaussianMechanism(v["sigma"], v["sensitivity"])
-    if kind == "laplace":
-        return LaplaceMechanism(v["scale"], v["sensitivity"])
-    if kind == "randomized_response":
-        return randomized_response(v["categories"], v["epsilon"])
-    if kind == "finite":
-        return FiniteMechanism.from_pair(v["p"], v["q"])
+def register_kind(kind: str, build: Callable[[Mapping[str, Any]], Mechanism], *,
+                  needed: Sequence[str] = (), optional: Sequence[str] = (),
+                  fields: Mapping[str, Field] | None = None) -> None:
+    """Add a ``[[mechanism]]`` kind: workload files, scenarios, ``lpdp account WORKLOAD`` and
+    ``lpdp filter ... --mechanism FILE`` then read it.
+
+    Parameters
+    ----------
+    kind : str
+        The table's ``kind`` (new).
+    build : callable
+        ``build(values) -> Mechanism``; ``values`` maps every key of :data:`MECHANISM` to its validated
+        value (or its default); raise :class:`~lpdp.errors.ParameterError` for a bad one.
+    needed, optional : sequence of str
+        The keys the kind requires and accepts (beyond ``kind`` and ``times``).
+    fields : mapping of str to Field, optional
+        The schema of keys :data:`MECHANISM` does not have yet (a key already there keeps its schema).
+
+    Examples
+    --------
+    >>> from lpdp._schema import Field
+    >>> from lpdp.mechanisms import pure
+    >>> register_kind("pure_twice", lambda v: pure(2 * v["epsilon"]), needed=("epsilon",))
+    >>> parse({"mechanism": [{"kind": "pure_twice", "epsilon": 0.25}]})
+    [(DPMechanism([(0.5, 0.0)]), 1)]
+    >>> unregister_kind("pure_twice")
+    """
+    if not isinstance(kind, str) or not kind or kind in KINDS:
+        raise ParameterError(f"kind={kind!r}: must be a new, non-empty name (known: {', '.join(KINDS)})")
+    new = dict(fields or {})
+    for key in (*needed, *optional):
+        if key in ("kind", "times"):
+            raise ParameterError(f"kind={kind!r}: key {key!r} is every kind's own")
+        if key not in MECHANISM and key not in new:
+            raise ParameterError(f"kind={kind!r}: key {key!r} has no schema; give "
+                                 f"fields={{{key!r}: Field(...)}}")
+    for key, spec in new.items():
+        MECHANISM.setdefault(key, spec)
+    KINDS[kind] = (tuple(needed), tuple(optional))
+    _BUILDERS[kind] = build
+
+
+def unregister_kind(kind: str) -> None:
+    """Remove a kind added by :func:`register_kind` (tests; the keys it added stay in the schema)."""
+    KINDS.pop(kind, None)
+    _BUILDERS.pop(kind, None)
+
+
+def _region(v: Mapping[str, Any]) -> Mechanism:
     if (v["vertices"] is None) == (v["constraints"] is None):
         raise ParameterError("give exactly one of 'vertices' and 'constraints'")
     return RegionMechanism(PrivacyRegion.from_vertices(v["vertices"]) if v["vertices"] is not None
                            else PrivacyRegion.from_constraints(v["constraints"]))
+
+
+register_kind("dp", lambda v: DPMechanism(v["constraints"]), needed=("constraints",))
+register_kind("pure", lambda v: pure(v["epsilon"]), needed=("epsilon",))
+register_kind("gaussian", lambda v: GaussianMechanism(v["sigma"], v["sensitivity"]), needed=("sigma",),
+              optional=("sensitivity",))
+register_kind("laplace", lambda v: LaplaceMechanism(v["scale"], v["sensitivity"]), needed=("scale",),
+              optional=("sensitivity",))
+register_kind("randomized_response", lambda v: randomized_response(v["categories"], v["epsilon"]),
+              needed=("categories", "epsilon"))
+register_kind("finite", lambda v: FiniteMechanism.from_pair(v["p"], v["q"]), needed=("p", "q"))
+register_kind("region", _region, optional=("vertices", "constraints"))
 
 
 def mechanism_from_entry(entry: Mapping[str, Any], *, source: str = "workload",
@@ -129,7 +172,7 @@ def mechanism_from_entry(entry: Mapping[str, Any], *, source: str = "workload",
             raise ScenarioError(f"{source}: missing required key '{where}.{key}' ({MECHANISM[key].doc})")
     values = validate(entry, MECHANISM, source=source, prefix=f"{where}.")
     try:
-        mech = _build(kind, values)
+        mech = _BUILDERS[kind](values)
         times = check_int(values["times"], "times", 0)
     except LpdpError as exc:
         raise ScenarioError(f"{source}: {where} ({kind}): {exc}") from None
