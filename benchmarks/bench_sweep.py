@@ -1,19 +1,24 @@
 """Sweeps and chunked Monte Carlo audits: serial against a Dask ``LocalCluster``, in one process.
 
 Run: ``.venv/bin/python benchmarks/bench_sweep.py [--workers 2] [--trajectories 100000000]``. Prints the
-start-up cost of a local cluster, then, for
-the shipped 63-cell filter sweep and a 200-cell composition sweep, the wall time with ``--scheduler
-serial`` and with ``--scheduler local`` (cluster start-up included) and the speed-up, and checks that both
-``result`` objects are identical; then runs a chunked Monte Carlo audit of ``--trajectories`` trajectories
-per database on the local cluster and prints the throughput per worker.
+start-up cost of a local cluster, then, for the shipped 63-cell filter sweep and a 200-cell composition
+sweep, the wall time with ``--scheduler serial``, with ``--scheduler local`` (cluster start-up included)
+and on a tcp cluster (``dask scheduler`` + ``dask worker --nworkers W`` started here on 127.0.0.1, with
+Dask's default worker environment), the speed-ups, and whether every ``result`` is identical to the
+serial one; then runs a chunked Monte Carlo audit of ``--trajectories`` trajectories per database on the
+local cluster and prints the throughput per worker. Measure on an idle machine.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import subprocess
+import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from lpdp.parallel import resolve_scheduler, run_tasks
@@ -47,12 +52,48 @@ def timed(src: Path, out: Path, scheduler: str, workers: int | None) -> tuple[fl
     return seconds, json.loads((out / f"{src.stem}.json").read_text())
 
 
-def compare(name: str, src: Path, tmp: Path, workers: int) -> None:
+@contextlib.contextmanager
+def tcp_cluster(folder: Path, workers: int) -> Iterator[str]:
+    """A ``dask scheduler`` and ``dask worker --nworkers workers`` on 127.0.0.1; yields the address."""
+    import distributed
+
+    scheduler_file = folder / "scheduler.json"
+    common = ["--no-dashboard", "--dashboard-address", "127.0.0.1:0"]
+    procs = [subprocess.Popen([sys.executable, "-m", "dask", "scheduler", "--host", "127.0.0.1", "--port",
+                               "0", "--scheduler-file", str(scheduler_file), *common],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    try:
+        deadline = time.monotonic() + 90
+        while not scheduler_file.exists():
+            if time.monotonic() > deadline:
+                raise RuntimeError("dask scheduler did not start")
+            time.sleep(0.2)
+        procs.append(subprocess.Popen([sys.executable, "-m", "dask", "worker", "--scheduler-file",
+                                       str(scheduler_file), "--nworkers", str(workers), "--nthreads", "1",
+                                       "--host", "127.0.0.1", *common],
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        with distributed.Client(scheduler_file=str(scheduler_file), timeout=90) as client:
+            client.wait_for_workers(workers, timeout=90)
+            address = client.scheduler.address
+        yield address
+    finally:
+        for proc in reversed(procs):
+            proc.terminate()
+        for proc in reversed(procs):
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+def compare(name: str, src: Path, tmp: Path, workers: int, address: str) -> None:
     serial, a = timed(src, tmp / f"{name}-serial", "serial", None)
     local, b = timed(src, tmp / f"{name}-local", "local", workers)
-    same = json.dumps(a["result"]) == json.dumps(b["result"])
-    print(f"{name:<28} cells {len(a['result']['cells']):>4}   serial {serial:7.2f} s   local x{workers} "
-          f"{local:7.2f} s   speed-up {serial / local:5.2f}   identical result: {same}")
+    tcp, c = timed(src, tmp / f"{name}-tcp", address, None)
+    same = json.dumps(a["result"]) == json.dumps(b["result"]) == json.dumps(c["result"])
+    print(f"{name:<28} cells {len(a['result']['cells']):>4}   serial {serial:7.2f} s   "
+          f"local x{workers} {local:7.2f} s (speed-up {serial / local:4.2f})   "
+          f"tcp x{workers} {tcp:7.2f} s (speed-up {serial / tcp:4.2f})   identical results: {same}")
 
 
 def main() -> None:
@@ -68,10 +109,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         shipped = ROOT / "scenarios" / "filter_sweep_gaussian.toml"
-        compare("filter sweep (shipped)", shipped, tmp, args.workers)
         comp = tmp / "composition200.toml"
         comp.write_text(COMPOSITION_200.format(ks=list(range(1, 201))))
-        compare("composition sweep k=1..200", comp, tmp, args.workers)
+        with tcp_cluster(tmp, args.workers) as address:
+            compare("filter sweep (shipped)", shipped, tmp, args.workers, address)
+            compare("composition sweep k=1..200", comp, tmp, args.workers, address)
         audit = tmp / "audit.toml"
         audit.write_text(AUDIT.format(n=args.trajectories, chunk=args.chunk))
         for scheduler, workers in (("serial", None), ("local", args.workers)):
