@@ -63,7 +63,7 @@ class Profile(Protocol):
 
 
 @dataclass(frozen=True)
-class _Larger:
+class Larger:
     """The larger δ of two profiles (a pair composed in both orders)."""
 
     first: Profile
@@ -349,7 +349,7 @@ def _finite_route(parts: list[tuple[Mechanism, int]], method: Method, step: floa
         return _exact(compose_regions([(m.region(), k) for m, k in parts], step=step), "product")
     forward = directed_product([(m.region(), k) for m, k in parts])
     backward = directed_product([(_mirror(m.region()), k) for m, k in parts])
-    both = _Larger(forward, backward)
+    both = Larger(forward, backward)
     return Guarantee(both, both, True, "product")
 
 
@@ -371,7 +371,7 @@ def _directed_route(parts: list[tuple[Mechanism, int]]) -> Guarantee | None:
         if atom_count(region, k) <= MAX_ATOMS:
             lo_f, hi_f = power(region, k)
             lo_b, hi_b = power(_mirror(region), k)
-            return Guarantee(_Below(_Larger(lo_f, lo_b)), _Larger(hi_f, hi_b), True, "multinomial")
+            return Guarantee(_Below(Larger(lo_f, lo_b)), Larger(hi_f, hi_b), True, "multinomial")
     elif sum(k for _, k in parts) <= DIRECTED_PRODUCT_COUNT:
         return None
     lower, upper = _certified([], parts)
@@ -417,4 +417,4 @@ def _certified(continuous: list[tuple[Mechanism, int]], finite: list[tuple[Mecha
     if all(m.is_symmetric for m, _ in parts):
         return forward.lower, forward.upper
     backward = compose([(m.loss_law(reverse=True), k) for m, k in parts])
-    return _Larger(forward.lower, backward.lower), _Larger(forward.upper, backward.upper)
+    return Larger(forward.lower, backward.lower), Larger(forward.upper, backward.upper)

@@ -484,9 +484,10 @@ def _gaussian_face(build: Callable[[float], Parts], epsilon: float, delta: float
 
     def mu(v: float) -> float | None:
         parts = build(v)
-        if not parts or not all(isinstance(m, GaussianMechanism) for m, _ in parts):
+        mus = [m.gaussian_mu() for m, _ in parts]
+        if not parts or None in mus:
             return None
-        return math.sqrt(math.fsum(k * m.mu ** 2 for m, k in parts))
+        return math.sqrt(math.fsum(k * u ** 2 for u, (_, k) in zip(mus, parts, strict=True)))
 
     try:
         probes = (mu(low), mu(high))

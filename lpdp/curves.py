@@ -46,8 +46,11 @@ from typing import Any
 
 import numpy as np
 
-from lpdp._validate import check_int, check_positive
+from lpdp._validate import check_delta, check_int, check_positive
+from lpdp.accountant import Larger, route
 from lpdp.errors import ParameterError
+from lpdp.region import PrivacyRegion
+from lpdp.tradeoff import TradeoffFunction
 
 __all__ = ["Curve", "profile", "profile_range", "tradeoff", "tpr", "budget", "counts_up_to", "of", "KINDS"]
 
@@ -230,13 +233,10 @@ def _tail_bound(top: float, alpha: np.ndarray) -> np.ndarray:
 
 def _losses(side: Any) -> np.ndarray | None:
     """The tight ε of an exact finite side (|losses| and 0), or None when it is not finite."""
-    from lpdp.accountant import _Larger
-    from lpdp.region import PrivacyRegion
-
     if isinstance(side, PrivacyRegion):
         loss = side.losses[np.isfinite(side.losses)]
         return np.unique(np.concatenate([[0.0], np.abs(loss)]))
-    if isinstance(side, _Larger):
+    if isinstance(side, Larger):
         a, b = _losses(side.first), _losses(side.second)
         return None if a is None or b is None else np.unique(np.concatenate([a, b]))
     return None
@@ -252,8 +252,6 @@ def _check_alpha(alpha: Sequence[float] | np.ndarray, name: str) -> np.ndarray:
 def _beta(guarantee: Any, alpha: np.ndarray, tol: float, max_points: int) -> tuple[np.ndarray, np.ndarray,
                                                                                       bool]:
     """(guarantee side, attack side, exact) of β at each α."""
-    from lpdp.tradeoff import TradeoffFunction
-
     side = guarantee.upper
     if guarantee.exact and isinstance(side, TradeoffFunction):     # the Gaussian route: G_μ in closed form
         beta = np.asarray(side(alpha), float)
@@ -391,9 +389,6 @@ def budget(parts: Sequence[tuple[Any, int]], delta: float, counts: Sequence[int]
     >>> [round(float(e), 4) for e in c.upper]
     [0.0998, 0.9357, 3.7757]
     """
-    from lpdp._validate import check_delta
-    from lpdp.accountant import route
-
     delta = check_delta(delta, "delta")
     n = np.array([check_int(c, f"counts[{i}]", 1) for i, c in enumerate(counts)], dtype=int)
     if n.size == 0:

@@ -17,7 +17,9 @@ import math
 from typing import Any
 
 import numpy as np
+from scipy.special import ndtri
 
+from lpdp._validate import check_positive
 from lpdp.accountant import Accountant, Guarantee
 from lpdp.errors import LpdpError, ParameterError
 from lpdp.mechanisms import DPMechanism, GaussianMechanism, LaplaceMechanism, randomized_response
@@ -137,8 +139,6 @@ def to_pld(region_or_guarantee: PrivacyRegion | Guarantee, value_discretization_
     True
     """
     _dp_accounting()
-    from lpdp._validate import check_positive
-
     step = check_positive(value_discretization_interval, "value_discretization_interval")
     side = region_or_guarantee.upper if isinstance(region_or_guarantee, Guarantee) else region_or_guarantee
     if isinstance(side, PrivacyRegion):
@@ -166,8 +166,6 @@ def to_pld(region_or_guarantee: PrivacyRegion | Guarantee, value_discretization_
 
 def _gaussian_mu(f: TradeoffFunction) -> float:
     """μ of ``G_μ`` from its fixed point ``Φ(-μ/2)``."""
-    from scipy.special import ndtri
-
     return float(-2.0 * ndtri(f.fixed_point))
 
 

@@ -16,16 +16,13 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.special import log_ndtr, ndtr, ndtri
 
 from lpdp._validate import check_int, check_positive
 from lpdp.errors import ParameterError
-
-if TYPE_CHECKING:
-    from lpdp.region import PrivacyRegion
+from lpdp.region import PrivacyRegion
 
 __all__ = ["TradeoffFunction", "gaussian", "gaussian_delta", "laplace", "from_callable"]
 
@@ -234,8 +231,6 @@ class TradeoffFunction:
         >>> bool(r.delta(1.0) <= f.delta(1.0) < r.delta(1.0) + 1e-4)
         True
         """
-        from lpdp.region import PrivacyRegion
-
         t = np.unique(np.concatenate([np.geomspace(1e-9, 1e-2, 80), np.linspace(0.0, 1.0, 801)]))
         return PrivacyRegion.from_vertices(np.column_stack([t, self._f(t)]))
 

@@ -14,7 +14,7 @@ from lpdp.accountant import Accountant
 from lpdp.cli import main
 from lpdp.errors import ParameterError
 from lpdp.filters import audit, build_filter, filter_kinds
-from lpdp.filters.audit import _simulate, rule_audit
+from lpdp.filters.audit import rule_audit, simulate_trajectories
 from lpdp.filters.realisation import StoppingRule, within
 from lpdp.mechanisms import LaplaceMechanism
 
@@ -119,7 +119,7 @@ def monte_carlo(rl, lap, n, seed):
     rng = np.random.default_rng(seed)
     out = []
     for i, (x, _) in enumerate(rl.pairs):
-        t, final = _simulate(rl, [(lap, None)], x, n, rng)
+        t, final = simulate_trajectories(rl, [(lap, None)], x, n, rng)
         over = (~within(final[:, i], rl.epsilon)).astype(float)
         hs = np.maximum(0.0, -np.expm1(np.minimum(rl.epsilon - final[:, i], 0.0)))
         out.append([(v.mean(), v.std(ddof=1) / math.sqrt(n)) for v in (over, hs, t.astype(float))])

@@ -34,7 +34,7 @@ from lpdp.filters import (
     sequence_comparison,
     sequence_survival,
 )
-from lpdp.filters.audit import _simulate, rule_audit
+from lpdp.filters.audit import rule_audit, simulate_trajectories
 from lpdp.filters.baselines import UNLIMITED, baselines
 
 G = GaussianMechanism(2.0)
@@ -348,7 +348,7 @@ def test_other_bad_input():
     with pytest.raises(ParameterError, match="per-step thresholds"):
         rule_audit(rule, G)
     with pytest.raises(ParameterError, match="cycle of 3 steps"):
-        _simulate(rule, CYCLE, 1, 10, np.random.default_rng(0))
+        simulate_trajectories(rule, CYCLE, 1, 10, np.random.default_rng(0))
     with pytest.raises(ParameterError, match="pairs="):
         sequence_comparison(CYCLE, 6.0, 1e-3, 30, pairs="10")
     with pytest.raises(ParameterError, match="filter='nope'"):

@@ -4,6 +4,7 @@ library does not depend on the shell."""
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import lpdp.mechanisms as mechanisms
@@ -12,6 +13,7 @@ from lpdp.mechanisms import Mechanism
 LPDP = Path(mechanisms.__file__).resolve().parents[1]
 
 
+@functools.lru_cache(maxsize=8)
 def _modules(*, skip: tuple[str, ...]) -> list[tuple[Path, ast.Module]]:
     out = []
     for path in sorted(LPDP.rglob("*.py")):
@@ -72,3 +74,179 @@ def test_library_modules_do_not_import_the_shell():
             if any(n.startswith(("lpdp.cli", "lpdp.scenarios")) for n in names):
                 found.append(f"{path.relative_to(LPDP)}:{node.lineno}")
     assert not found, found
+
+
+# ------------------------------------------------------------------ imports (issue: package rules)
+#: Optional heavy dependencies: the only imports allowed inside functions of library modules.
+HEAVY = ("matplotlib", "cvxpy", "dask", "distributed", "dp_accounting")
+
+#: Function-level imports still left in library modules, each with why; the list only shrinks.
+FUNCTION_IMPORTS_LEFT = {
+    "accountant.py": {"lpdp.compose.multinomial", "lpdp.curves", "lpdp.display", "lpdp.pld", "lpdp.plot"},
+    "calibrate.py": {"lpdp.display", "lpdp.workload", "scipy.optimize"},
+    "display.py": {"html", "numpy"},
+    "filters/combined.py": {"lpdp.filters.adaptive", "lpdp.filters.baselines", "lpdp.filters.simulate"},
+    "mechanisms/sampled.py": {"scipy"},
+    "parallel.py": {"multiprocessing"},
+    "pld.py": {"scipy.fft"},
+    "plot.py": {"lpdp.export", "lpdp.filters.registry", "math", "numpy", "sys", "textwrap"},
+    "region.py": {"lpdp.display", "lpdp.plot", "shapely.geometry"},
+    "testing.py": {"shapely.geometry"},
+    "workload.py": {"tqdm"},
+}
+
+#: The shell (commands, scenarios) imports the library inside its handlers so that ``lpdp --help`` and a
+#: failing argument parse load no numerical module (tests/test_cli_startup.py); the rules on function-level
+#: imports are for the library.
+SHELL = ("cli/", "scenarios/", "__main__.py")
+
+
+def _rel(path: Path) -> str:
+    return path.relative_to(LPDP).as_posix()
+
+
+def _module_name(path: Path) -> str:
+    parts = ("lpdp/" + _rel(path))[:-3].split("/")
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _type_checking_nodes(tree: ast.Module) -> set[int]:
+    """Ids of the import nodes under ``if TYPE_CHECKING:`` (never executed)."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            out |= {id(n) for n in ast.walk(node) if isinstance(n, ast.Import | ast.ImportFrom)}
+    return out
+
+
+def _imports(tree: ast.Module, module: str) -> list[tuple[ast.AST, list[str], bool]]:
+    """``(node, imported module names, inside a function)`` for every executed import."""
+    skip = _type_checking_nodes(tree)
+    inner = {id(n) for f in ast.walk(tree) if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)
+             for n in ast.walk(f) if isinstance(n, ast.Import | ast.ImportFrom)}
+    out = []
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(module.split(".")[:-node.level] + ([base] if base else []))
+            names = [base] + [f"{base}.{a.name}" for a in node.names]
+        else:
+            continue
+        out.append((node, names, id(node) in inner))
+    return out
+
+
+def _graph(*, functions: bool) -> dict[str, set[str]]:
+    """lpdp module -> the lpdp modules it imports (at module level; with ``functions`` also inside
+    functions). ``from package import name`` counts as an import of ``package.name`` when that is a
+    module, else of the package."""
+    modules = {_module_name(p): tree for p, tree in _modules(skip=())}
+    graph: dict[str, set[str]] = {m: set() for m in modules}
+    for m, tree in modules.items():
+        for _node, names, inner in _imports(tree, m):
+            if inner and not functions:
+                continue
+            base, *members = names
+            hits = [n for n in members if n in modules] or ([base] if base in modules else [])
+            graph[m] |= {h for h in hits if h != m}
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    found = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                found.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_import_cycle_at_module_level():
+    assert not _cycles(_graph(functions=False))
+
+
+def test_the_only_cycles_go_through_function_level_imports_left():
+    """With the function-level imports counted, every cycle needs one of FUNCTION_IMPORTS_LEFT (and the
+    lazy package ``lpdp`` itself): dropping those edges leaves no cycle."""
+    graph = _graph(functions=True)
+    allowed = {(_module_name(LPDP / f), m) for f, mods in FUNCTION_IMPORTS_LEFT.items() for m in mods}
+    shell = {m for m in graph if m.startswith(("lpdp.cli", "lpdp.scenarios"))}
+    pruned = {m: {w for w in ws if (m, w) not in allowed and m not in shell} for m, ws in graph.items()}
+    assert not _cycles(pruned)
+
+
+def test_the_cycle_scan_can_fail():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert not _cycles({"a": {"b"}, "b": set()})
+
+
+def test_no_private_name_is_imported_from_another_module():
+    found = []
+    for path, tree in _modules(skip=()):
+        for node, _names, _inner in _imports(tree, _module_name(path)):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("lpdp"):
+                for a in node.names:
+                    if a.name.startswith("_") and not a.name.startswith("__"):
+                        target = f"{node.module}.{a.name}"
+                        if not (LPDP / f"{target[5:].replace('.', '/')}.py").exists() and not \
+                                (LPDP / target[5:].replace(".", "/")).is_dir():
+                            found.append(f"{_rel(path)}:{node.lineno} {target}")
+    assert not found, "make the name public in its module, or move it:\n" + "\n".join(found)
+
+
+def test_imports_inside_functions_are_for_optional_heavy_dependencies():
+    found = []
+    for path, tree in _modules(skip=SHELL):
+        left = FUNCTION_IMPORTS_LEFT.get(_rel(path), set())
+        for node, names, inner in _imports(tree, _module_name(path)):
+            if not inner:
+                continue
+            name = names[0] if isinstance(node, ast.ImportFrom) else names
+            for n in ([name] if isinstance(name, str) else name):
+                if n.split(".")[0] not in HEAVY and n not in left:
+                    found.append(f"{_rel(path)}:{node.lineno} {n}")
+    assert not found, "import at module level (or add a heavy optional dependency to HEAVY):\n" + \
+        "\n".join(found)
+
+
+def test_the_allow_list_only_names_imports_that_exist():
+    """FUNCTION_IMPORTS_LEFT shrinks: an entry whose import is gone must be removed."""
+    present: dict[str, set[str]] = {}
+    for path, tree in _modules(skip=SHELL):
+        for node, names, inner in _imports(tree, _module_name(path)):
+            if inner:
+                present.setdefault(_rel(path), set()).update(
+                    [names[0]] if isinstance(node, ast.ImportFrom) else names)
+    stale = {f: mods - present.get(f, set()) for f, mods in FUNCTION_IMPORTS_LEFT.items()}
+    assert not {f: m for f, m in stale.items() if m}

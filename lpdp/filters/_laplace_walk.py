@@ -41,8 +41,13 @@ import numpy as np
 
 from lpdp._limits import check_budget, seconds_for
 from lpdp.errors import ParameterError
-from lpdp.filters.audit import _hockey, _over, _TooManyNodes
-from lpdp.filters.realisation import StoppingRule, within
+from lpdp.filters.realisation import StoppingRule, hockey_terms, over_epsilon, within
+
+
+class TooManyNodes(ParameterError):
+    """The quadrature would need more than :data:`MAX_NODES` nodes (``method="auto"`` falls back to
+    Monte Carlo)."""
+
 
 #: Widest panel (in loss units): the density is ``e^{x/2}`` times a piecewise polynomial.
 PANEL_WIDTH = 2.0
@@ -145,8 +150,8 @@ class _Grid:
         a, f = mu
         dens = f * self.weights
         over_panel = self.mid > eps
-        tail = math.fsum(a[_over(eps, self.lattice)]) + float(np.sum(dens * over_panel[:, :, None]))
-        hs = float(a @ _hockey(eps, self.lattice)) + float(np.sum(dens * _hockey(eps, self.nodes)))
+        tail = math.fsum(a[over_epsilon(eps, self.lattice)]) + float(np.sum(dens * over_panel[:, :, None]))
+        hs = float(a @ hockey_terms(eps, self.lattice)) + float(np.sum(dens * hockey_terms(eps, self.nodes)))
         return tail, hs
 
 
@@ -195,7 +200,7 @@ def laplace_pair(rule: StoppingRule, k_own: float, k_rev: float, r: float,
     offsets = _offsets(r, [k_own, -k_rev, eps], tol)
     count = (m_hi - m_lo) * offsets.size * nodes
     if not count <= MAX_WALK_NODES:
-        raise _TooManyNodes(f"method='quadrature': a Laplace loss step r = {r:.3g} over a range of "
+        raise TooManyNodes(f"method='quadrature': a Laplace loss step r = {r:.3g} over a range of "
                             f"{(m_hi - m_lo) * r:.3g} needs {count} > {MAX_WALK_NODES} nodes, use "
                             "method='monte-carlo'")
     check_budget(f"max_steps={n_max} (Laplace quadrature, {count} nodes)",

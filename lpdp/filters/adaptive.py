@@ -30,8 +30,8 @@ from scipy import optimize
 from lpdp._validate import check_delta, check_int
 from lpdp.errors import ParameterError
 from lpdp.filters.baselines import NotApplicableError, classical_cycle
-from lpdp.filters.params import FilterParameters, _theta_for
-from lpdp.filters.realisation import Filter
+from lpdp.filters.params import FilterParameters, theta_for
+from lpdp.filters.realisation import Filter, RealisationFilter
 from lpdp.filters.registry import build_filter, filter_kinds
 from lpdp.mechanisms import (
     GaussianMechanism,
@@ -98,7 +98,7 @@ def sequence_parameters(delta: float, max_steps: int, steps: Sequence[Step],
     fitted = MixtureMechanism(distinct, [steps.count(s) for s in distinct])
 
     def objective(d: float) -> tuple[float, float]:
-        t = _theta_for(delta, n, d)
+        t = theta_for(delta, n, d)
         if model == "iid":
             ud = [fitted.loss_quantile(d, *p) for p in ordered]
             ut = [fitted.loss_quantile(t, *p) for p in ordered]
@@ -118,7 +118,7 @@ def sequence_parameters(delta: float, max_steps: int, steps: Sequence[Step],
     d = math.exp(float(res.x))
     cands.append((objective(d), d))
     _, d = min(cands)
-    return FilterParameters(delta, n, d, _theta_for(delta, n, d))
+    return FilterParameters(delta, n, d, theta_for(delta, n, d))
 
 
 @dataclass(frozen=True)
@@ -184,8 +184,6 @@ def telemetry(categories: Sequence[str], epsilon: float, delta: float, max_steps
     notes: dict[str, str] = {}
     for kind in filter_kinds():
         if kind.name == "realisation":
-            from lpdp.filters.realisation import RealisationFilter
-
             filters[kind.name] = lambda: RealisationFilter(epsilon, delta, n_max, p.delta_tilde,
                                                            p.theta, pairs)
             continue

@@ -29,7 +29,8 @@ from scipy import special, stats
 from lpdp._limits import check_budget, seconds_for
 from lpdp._validate import check_int, check_probability
 from lpdp.errors import ParameterError
-from lpdp.filters.realisation import LOSS_TIE_TOL, Step, StoppingRule, within
+from lpdp.filters._laplace_walk import TooManyNodes, laplace_pair
+from lpdp.filters.realisation import LOSS_TIE_TOL, Step, StoppingRule, hockey_terms, over_epsilon, within
 from lpdp.mechanisms import (
     FiniteMechanism,
     Mechanism,
@@ -110,7 +111,7 @@ def _tail_after(s: np.ndarray, eps: float, mu: float, steps: int) -> np.ndarray:
     """``P(s + Σ_{steps} X > ε)`` for i.i.d. ``X ~ N(μ²/2, μ²)``."""
     s = np.asarray(s, dtype=float)
     if steps == 0:
-        return _over(eps, s).astype(float)
+        return over_epsilon(eps, s).astype(float)
     return special.ndtr((s + steps * mu * mu / 2.0 - eps) / (math.sqrt(steps) * mu))
 
 
@@ -130,11 +131,6 @@ def _hockey_after(s: np.ndarray, eps: float, mu: float, steps: int) -> np.ndarra
 MAX_NODES = 6000
 
 
-class _TooManyNodes(ParameterError):
-    """The quadrature would need more than :data:`MAX_NODES` nodes (``method="auto"`` falls back to
-    Monte Carlo)."""
-
-
 def _nodes(lo: float, hi: float, eps: float, n: int, panel: float) -> tuple[np.ndarray, np.ndarray]:
     """Composite Gauss–Legendre nodes and weights on [lo, hi]: panels no wider than ``panel`` (so the
     Gaussian kernel is resolved whatever μ), ``n`` nodes each, with a panel edge at ε (where h has a
@@ -144,7 +140,7 @@ def _nodes(lo: float, hi: float, eps: float, n: int, panel: float) -> tuple[np.n
     cuts = [lo, eps, hi] if lo < eps < hi else [lo, hi]
     panels = [max(1.0, math.ceil((b - a) / panel)) for a, b in zip(cuts[:-1], cuts[1:], strict=True)]
     if not sum(panels) * n <= MAX_NODES:
-        raise _TooManyNodes(f"method='quadrature': the continuation interval is {hi - lo:.3g} wide "
+        raise TooManyNodes(f"method='quadrature': the continuation interval is {hi - lo:.3g} wide "
                             f"for a loss step of sd {panel:.3g}; that needs more than {MAX_NODES} "
                             "nodes, use method='monte-carlo'")
     edges = np.concatenate([np.linspace(cuts[j], cuts[j + 1], int(m) + 1)[:-1]
@@ -298,7 +294,7 @@ def _exact_finite(rule: StoppingRule, mechanism: FiniteMechanism, request: Reque
     return losses(fc), np.concatenate(final_probs), survival
 
 
-def _simulate(rule: StoppingRule, steps: Sequence[Step], x: Hashable, trajectories: int,
+def simulate_trajectories(rule: StoppingRule, steps: Sequence[Step], x: Hashable, trajectories: int,
               rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """Seeded trajectories under ``P_x``: stopping times ``T`` and final losses (pairs last).
 
@@ -363,7 +359,7 @@ def _simulate(rule: StoppingRule, steps: Sequence[Step], x: Hashable, trajectori
     return t_out, final
 
 
-def _monte_carlo(rule: StoppingRule, steps: Sequence[Step], trajectories: int,
+def monte_carlo_audit(rule: StoppingRule, steps: Sequence[Step], trajectories: int,
                  seed: int) -> tuple[PairAudit, ...]:
     """Every ordered pair of ``rule`` by seeded trajectories (one simulation per first database)."""
     eps = rule.epsilon
@@ -372,10 +368,10 @@ def _monte_carlo(rule: StoppingRule, steps: Sequence[Step], trajectories: int,
     out = []
     for i, (a, _) in enumerate(rule.pairs):
         if a not in sims:
-            sims[a] = _simulate(rule, steps, a, trajectories, rng)
+            sims[a] = simulate_trajectories(rule, steps, a, trajectories, rng)
         t, final = sims[a]
-        over = _over(eps, final[:, i])
-        hs = _hockey(eps, final[:, i])
+        over = over_epsilon(eps, final[:, i])
+        hs = hockey_terms(eps, final[:, i])
         surv = np.array([(t >= k).mean() for k in range(1, rule.max_steps + 1)])
         n = t.size
         out.append(PairAudit(rule.pairs[i], float(over.mean()), float(hs.mean()),
@@ -383,16 +379,6 @@ def _monte_carlo(rule: StoppingRule, steps: Sequence[Step], trajectories: int,
                              float(hs.std(ddof=1) / math.sqrt(n)),
                              tuple(np.sqrt(surv * (1 - surv) / n).tolist())))
     return tuple(out)
-
-
-def _over(eps: float, loss: np.ndarray) -> np.ndarray:
-    """``loss > ε``, losses within ``realisation.LOSS_TIE_TOL`` of ε counting as ties (not over): a
-    lattice loss such as ``4 × 0.5`` is not above ``ε = 2`` because of rounding in ``log(p/q)``."""
-    return ~within(loss, eps)
-
-
-def _hockey(eps: float, loss: np.ndarray) -> np.ndarray:
-    return np.maximum(0.0, -np.expm1(np.minimum(eps - loss, 0.0)))
 
 
 #: A dense matrix-vector product runs this many times faster per entry than the elementwise rate of
@@ -416,12 +402,12 @@ def _check_cost(rule: StoppingRule, mechanism: Mechanism, request: Request | Non
                      memory_bytes=base + 48.0 * states * k * k + 8.0 * states * p,
                      seconds=seconds_for(n * states * k * (k + p)))
     elif method == "monte-carlo":
-        _check_simulation(rule, trajectories)
+        check_simulation(rule, trajectories)
     else:
         check_budget(f"max_steps={n}", memory_bytes=base, seconds=seconds_for(n))
 
 
-def _check_simulation(rule: StoppingRule, trajectories: int) -> None:
+def check_simulation(rule: StoppingRule, trajectories: int) -> None:
     """Refuse a Monte Carlo run of ``rule`` whose estimated memory or time exceeds the budget of
     :mod:`lpdp._limits` (before anything is allocated)."""
     n, p = rule.max_steps, len(rule.pairs)
@@ -452,8 +438,6 @@ def _quadrature_audit(rule: StoppingRule, mechanism: Mechanism, request: Request
         raise ParameterError("method='quadrature': the pair's inputs coincide (zero loss); use "
                              "method='monte-carlo'")
     if name == "laplace":
-        from lpdp.filters._laplace_walk import laplace_pair
-
         return [PairAudit(rule.pairs[own], *laplace_pair(rule, rule.thresholds[own], rule.thresholds[rev],
                                                          param, nodes)) for own, rev in ((0, 1), (1, 0))]
     mu = param
@@ -490,7 +474,7 @@ def rule_audit(rule: StoppingRule, mechanism: Mechanism, request: Request | None
     if method == "quadrature":
         try:
             out = _quadrature_audit(rule, mechanism, request, nodes)
-        except _TooManyNodes:
+        except TooManyNodes:
             if not auto:
                 raise
             method = "monte-carlo"
@@ -501,10 +485,10 @@ def rule_audit(rule: StoppingRule, mechanism: Mechanism, request: Request | None
             if a not in dps:  # one dynamic programme per database: it gives every pair's loss
                 dps[a] = _exact_finite(rule, mechanism, request, a)
             loss, probs, surv = dps[a]
-            out.append(PairAudit(rule.pairs[i], math.fsum(probs[_over(eps, loss[:, i])]),
-                                 math.fsum(probs * _hockey(eps, loss[:, i])), tuple(surv.tolist())))
+            out.append(PairAudit(rule.pairs[i], math.fsum(probs[over_epsilon(eps, loss[:, i])]),
+                                 math.fsum(probs * hockey_terms(eps, loss[:, i])), tuple(surv.tolist())))
     elif method == "monte-carlo":
-        out = list(_monte_carlo(rule, [(mechanism, request)], trajectories, seed))
+        out = list(monte_carlo_audit(rule, [(mechanism, request)], trajectories, seed))
     return method, tuple(out)
 
 
@@ -548,10 +532,10 @@ def audit(filt: Any, mechanism: Mechanism, request: Request | None = None, *,
     rule = filt.iid_rule(mechanism, request)
     method, pairs = rule_audit(rule, mechanism, request, method=method, nodes=nodes,
                                trajectories=trajectories, seed=seed)
-    return _result(filt, method, pairs, trajectories, confidence)
+    return audit_result(filt, method, pairs, trajectories, confidence)
 
 
-def _result(filt: Any, method: str, pairs: tuple[PairAudit, ...], trajectories: int,
+def audit_result(filt: Any, method: str, pairs: tuple[PairAudit, ...], trajectories: int,
             confidence: float) -> AuditResult:
     """The worst case over ordered pairs, with one-sided upper bounds for Monte Carlo."""
     tail = max(p.tail for p in pairs)

@@ -34,7 +34,7 @@ def check_budget(delta: float, max_steps: int, delta_tilde: float, theta: float)
             f"delta_tilde + theta*(1-delta_tilde)*max_steps = {used!r} must be <= delta={delta!r}")
 
 
-def _theta_for(delta: float, n: int, delta_tilde: float) -> float:
+def theta_for(delta: float, n: int, delta_tilde: float) -> float:
     """The largest float θ with ``δ̃ + θ (1 - δ̃) N <= δ``."""
     theta = max(0.0, (delta - delta_tilde) / ((1.0 - delta_tilde) * n))
     while theta > 0 and delta_tilde + theta * (1.0 - delta_tilde) * n > delta:
@@ -151,7 +151,7 @@ def optimal_parameters(delta: float, max_steps: int, mechanism: Mechanism | None
         raise ParameterError("inputs=(): at least one pair of mechanism inputs is needed")
 
     def candidate(d: float) -> tuple[tuple[float, float], float, float]:
-        t = _theta_for(delta, n, d)
+        t = theta_for(delta, n, d)
         return _objective(mechanism, inputs, d, t), d, t
 
     cands: list[tuple[tuple[float, float], float, float]] = []

@@ -22,6 +22,7 @@ import numpy as np
 from lpdp._validate import check_delta, check_epsilon, check_int, check_probability, read_document
 from lpdp._version import __version__
 from lpdp.errors import BudgetExhaustedError, LpdpError, ParameterError
+from lpdp.export import atomic_write
 from lpdp.filters.params import check_budget
 from lpdp.mechanisms import Mechanism, Request, Step, mechanism_from_dict, request_input
 
@@ -54,6 +55,16 @@ def within(loss: Any, bound: Any) -> Any:
     with np.errstate(invalid="ignore"):
         slack = np.where(np.isfinite(bound), LOSS_TIE_TOL * np.maximum(1.0, np.abs(bound)), 0.0)
         return loss <= bound + slack
+
+
+def over_epsilon(eps: float, loss: np.ndarray) -> np.ndarray:
+    """``loss > ε``, losses within ``realisation.LOSS_TIE_TOL`` of ε counting as ties (not over): a
+    lattice loss such as ``4 × 0.5`` is not above ``ε = 2`` because of rounding in ``log(p/q)``."""
+    return ~within(loss, eps)
+
+
+def hockey_terms(eps: float, loss: np.ndarray) -> np.ndarray:
+    return np.maximum(0.0, -np.expm1(np.minimum(eps - loss, 0.0)))
 
 
 def _plain(y: Any) -> Any:
@@ -351,8 +362,6 @@ class Filter(ABC):
 
     def save(self, path: str | Path) -> Path:
         """Write :meth:`transcript` as JSON (the folder must exist; the file is replaced atomically)."""
-        from lpdp.export import atomic_write
-
         return atomic_write(path, json.dumps(self.transcript(), indent=1) + "\n", option="path")
 
     @classmethod

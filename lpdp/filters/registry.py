@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from lpdp import workload
 from lpdp.errors import ParameterError
 from lpdp.filters.baselines import BEST
 from lpdp.filters.combined import combined_for_iid
@@ -143,8 +144,6 @@ def workload_steps(parts: Sequence[tuple[Mechanism, int]]) -> list[tuple[Mechani
 
 
 def _workload(path: str | Path) -> tuple[list[tuple[Mechanism, int]], str]:
-    from lpdp import workload
-
     source = f"--mechanism {str(path)!r}"
     return workload.parse(workload.read(path), source=source), source
 
@@ -170,8 +169,6 @@ def load_mechanism(path: str | Path, *, rounds: Rounds | None = None) -> Mechani
     >>> load_mechanism(f, rounds="iid").probabilities(1).round(4).tolist()
     [0.5483, 0.2017, 0.1556, 0.0944]
     """
-    from lpdp import workload
-
     if rounds not in (None, *ROUNDS):
         raise ParameterError(f"rounds={rounds!r}: must be one of {', '.join(ROUNDS)}")
     data = workload.read(path)

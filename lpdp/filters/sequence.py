@@ -23,7 +23,7 @@ from typing import Any, Literal
 from lpdp._validate import check_delta, check_epsilon, check_int, check_probability
 from lpdp.errors import ParameterError
 from lpdp.filters.adaptive import sequence_parameters
-from lpdp.filters.audit import AuditResult, _check_simulation, _monte_carlo, _result
+from lpdp.filters.audit import AuditResult, audit_result, check_simulation, monte_carlo_audit
 from lpdp.filters.baselines import CYCLE_BEST, NotApplicableError, cycle_baselines
 from lpdp.filters.combined import combined_for_cycle
 from lpdp.filters.params import FilterParameters
@@ -32,9 +32,9 @@ from lpdp.filters.registry import filter_kinds
 from lpdp.filters.simulate import (
     Comparison,
     SurvivalCurve,
-    _deterministic_curve,
-    _monte_carlo_curve,
-    _step_curve,
+    deterministic_curve,
+    monte_carlo_curve,
+    step_curve,
 )
 
 __all__ = ["sequence_audit", "sequence_survival", "sequence_comparison", "cycle_filter"]
@@ -76,8 +76,8 @@ def sequence_audit(filt: Filter, steps: Sequence[Step], *, trajectories: int = 1
     trajectories = check_int(trajectories, "trajectories", minimum=2)
     seed = check_int(seed, "seed", minimum=0)
     rule = filt.sequence_rule(steps)
-    _check_simulation(rule, trajectories)
-    return _result(filt, "monte-carlo", _monte_carlo(rule, steps, trajectories, seed), trajectories,
+    check_simulation(rule, trajectories)
+    return audit_result(filt, "monte-carlo", monte_carlo_audit(rule, steps, trajectories, seed), trajectories,
                    confidence)
 
 
@@ -107,10 +107,10 @@ def sequence_survival(filt: Filter, steps: Sequence[Step], *, horizon: int | Non
     8.0
     """
     steps = check_steps(steps)
-    fixed = _deterministic_curve(filt, steps, horizon)
+    fixed = deterministic_curve(filt, steps, horizon)
     if fixed is not None:
         return fixed
-    return _monte_carlo_curve(filt.sequence_rule(steps), steps, trajectories, seed)
+    return monte_carlo_curve(filt.sequence_rule(steps), steps, trajectories, seed)
 
 
 def cycle_filter(name: str, steps: Sequence[Step], epsilon: float, delta: float, max_steps: int,
@@ -224,5 +224,5 @@ def sequence_comparison(steps: Sequence[Step], epsilon: float, delta: float, max
             notes[kind.name] = f"not available on a cycle: {exc}"
     classical = base["classical"]
     if classical.rounds is not None:
-        curves["classical"] = _step_curve(classical.rounds, n)
+        curves["classical"] = step_curve(classical.rounds, n)
     return Comparison(None, epsilon, delta, n, params, curves, {}, base, notes, steps)

@@ -19,7 +19,7 @@ import numpy as np
 from lpdp._limits import check_budget, seconds_for
 from lpdp._validate import check_int
 from lpdp.errors import ParameterError
-from lpdp.filters.audit import _check_simulation, _simulate, rule_audit
+from lpdp.filters.audit import check_simulation, rule_audit, simulate_trajectories
 from lpdp.filters.baselines import (
     Baseline,
     MechanismLevelFilter,
@@ -84,7 +84,7 @@ def survival(filt: Any, mechanism: Mechanism, request: Request | None = None, *,
     >>> s.method, round(s.expected_T, 1)
     ('quadrature', 28.6)
     """
-    fixed = _deterministic_curve(filt, [(mechanism, request)], horizon)
+    fixed = deterministic_curve(filt, [(mechanism, request)], horizon)
     if fixed is not None:
         return fixed
     rule = filt.iid_rule(mechanism, request)
@@ -92,10 +92,10 @@ def survival(filt: Any, mechanism: Mechanism, request: Request | None = None, *,
         used, pairs = rule_audit(rule, mechanism, request, method=method, nodes=nodes)
         if used != "monte-carlo":
             return SurvivalCurve(pairs[0].survival, used)
-    return _monte_carlo_curve(rule, [(mechanism, request)], trajectories, seed)
+    return monte_carlo_curve(rule, [(mechanism, request)], trajectories, seed)
 
 
-def _deterministic_curve(filt: Any, steps: Sequence[Step], horizon: int | None) -> SurvivalCurve | None:
+def deterministic_curve(filt: Any, steps: Sequence[Step], horizon: int | None) -> SurvivalCurve | None:
     """The curve of a mechanism-level filter (deterministic ``T`` on i.i.d. rounds and on a cycle) up to
     ``horizon`` (required); ``None`` for other filters, whose ``horizon`` must be their ``max_steps``."""
     if isinstance(filt, MechanismLevelFilter):
@@ -104,25 +104,25 @@ def _deterministic_curve(filt: Any, steps: Sequence[Step], horizon: int | None) 
                                  "mechanism-level filter")
         horizon = check_int(horizon, "horizon")
         check_budget(f"max_steps={horizon}", memory_bytes=64.0 * horizon, seconds=seconds_for(horizon))
-        return _step_curve(filt.sequence_stopping_time(steps), horizon)
+        return step_curve(filt.sequence_stopping_time(steps), horizon)
     if horizon is not None and check_int(horizon, "horizon") != filt.max_steps:
         raise ParameterError(f"horizon={horizon}: must equal the filter's max_steps={filt.max_steps}")
     return None
 
 
-def _step_curve(k: int, horizon: int) -> SurvivalCurve:
+def step_curve(k: int, horizon: int) -> SurvivalCurve:
     """The deterministic curve of ``T = k``: ``P(T >= t) = [t <= k]``, t = 1 .. horizon."""
     return SurvivalCurve(tuple(float(t <= k) for t in range(1, horizon + 1)), "deterministic")
 
 
-def _monte_carlo_curve(rule: StoppingRule, steps: Sequence[Step], trajectories: int,
+def monte_carlo_curve(rule: StoppingRule, steps: Sequence[Step], trajectories: int,
                       seed: int) -> SurvivalCurve:
     """The survival curve of ``rule`` by seeded trajectories of the cycle ``steps`` (i.i.d. rounds: one
     step), under the first database of its first pair, with standard errors."""
     trajectories = check_int(trajectories, "trajectories", minimum=2)
     seed = check_int(seed, "seed", minimum=0)
-    _check_simulation(rule, trajectories)
-    t, _ = _simulate(rule, steps, rule.pairs[0][0], trajectories, np.random.default_rng(seed))
+    check_simulation(rule, trajectories)
+    t, _ = simulate_trajectories(rule, steps, rule.pairs[0][0], trajectories, np.random.default_rng(seed))
     surv = np.bincount(t, minlength=rule.max_steps + 1)[::-1].cumsum()[::-1][1:] / t.size
     return SurvivalCurve(tuple(surv.tolist()), "monte-carlo",
                          tuple(np.sqrt(surv * (1 - surv) / t.size).tolist()),
@@ -228,5 +228,5 @@ def comparison(mechanism: Mechanism, epsilon: float, delta: float, max_steps: in
                                      seed=seed + i)
     classical = base["classical"]
     if classical.rounds is not None:
-        curves["classical"] = _step_curve(classical.rounds, max_steps)
+        curves["classical"] = step_curve(classical.rounds, max_steps)
     return Comparison(mechanism, epsilon, delta, max_steps, p, curves, mc, base, notes)

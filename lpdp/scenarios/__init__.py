@@ -129,7 +129,7 @@ def register(kind: ScenarioKind) -> ScenarioKind:
     return kind
 
 
-def _load_kinds() -> None:
+def load_kinds() -> None:
     for name in _KIND_MODULES:
         importlib.import_module(name)
 
@@ -150,7 +150,7 @@ def load(path: str | Path) -> tuple[ScenarioKind, dict[str, Any]]:
     """
     from lpdp.scenarios.sweep import build_sweep
 
-    _load_kinds()
+    load_kinds()
     path = Path(path)
     source = str(path)
     data = _read_toml(path)
@@ -168,7 +168,7 @@ def load(path: str | Path) -> tuple[ScenarioKind, dict[str, Any]]:
 
 def schema_text() -> str:
     """Documentation of every registered scenario kind."""
-    _load_kinds()
+    load_kinds()
     lines = ["Common keys:", *describe_schema(COMMON, "  "), f"  {SWEEP_DOC}"]
     for kind in KINDS.values():
         lines += ["", f"kind = {kind.name!r}: {kind.doc}", *describe_schema(kind.schema, "  ")]

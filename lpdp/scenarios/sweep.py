@@ -165,9 +165,9 @@ def _fingerprint(kind: str, params: Mapping[str, Any]) -> str:
 
 def _run_task(kind_name: str, params: dict[str, Any], chunk: int | None, seed: Any) -> Any:
     """One task (runs on a worker): a whole cell, or chunk ``chunk`` of a split kind."""
-    from lpdp.scenarios import KINDS, _load_kinds
+    from lpdp.scenarios import KINDS, load_kinds
 
-    _load_kinds()
+    load_kinds()
     kind = KINDS[kind_name]
     if chunk is None:
         out = kind.run(params)
