@@ -1,0 +1,448 @@
+"""The soundness suite's own reference (tests/test_soundness.py): true δ(ε) of compositions, in mpmath.
+
+Nothing here imports lpdp. Every mechanism is built from its defining numbers, the float inputs taken as
+exact:
+
+* **finite pairs with integer loss keys** (:class:`Pair`): each atom's loss is an integer combination
+  ``Σ c_i b_i`` of a few *base losses* ``b_i`` (``ε0`` of randomized response, the ``ε_i`` of (ε, δ)
+  constraints, ``log(p_j/q_j)`` of a table's outputs), so products add integer keys exactly and atoms of
+  equal loss merge exactly; masses are 60-digit numbers. ``δ(ε) = p_∞ + Σ_{L > ε} P (1 - e^{ε - L})``
+  from suffix sums of the sorted atoms;
+* **closed forms** at 60 digits and more: binomial sums for k-fold randomized response and (ε0, δ0)-DP
+  (Kairouz, Oh and Viswanath 2017, Theorem 3.4), evaluated only over the window of agreement counts that
+  carries mass (k up to 10^6); ``G_μ`` (Dong, Roth and Su 2022, Corollary 2.13) with finite pairs
+  (``Σ_a P_a δ_{G_μ}(ε - L_a)``);
+* **Laplace**: the privacy loss of ``Lap(0, b)`` against ``Lap(1, b)`` is ``+1/b`` with P-mass 1/2,
+  ``-1/b`` with mass ``e^{-1/b}/2`` and the density ``e^{l/2 - 1/(2b)}/4`` on ``(-1/b, 1/b)``; one run
+  in closed form, two runs by mpmath quadrature of the closed form against that density.
+
+Comparisons (:func:`unsafe_upper`, :func:`unsafe_lower`) have no tolerance on the unsafe side: a float
+is unsafe when it is on the wrong side of the reference by more than the reference's own error
+(:data:`REF_RTOL`, far below one ulp) or, for δ values, by more than :data:`UNDERFLOW`.
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import math
+from collections.abc import Iterable, Sequence
+from fractions import Fraction
+
+import mpmath
+
+#: A private mpmath context: 60 significant digits whatever the global mpmath precision is.
+MP = mpmath.MPContext()
+MP.dps = 60
+#: The references' own relative error is below 1e-40; anything within this is not decidable (and is
+#: far below one ulp of a double, 1.1e-16).
+REF_RTOL = 1e-30
+#: δ differences below this are ignored (the smallest δ target the suite asks for is 1e-300).
+UNDERFLOW = 1e-300
+#: Largest number of atoms a reference pair may carry (keeps every case in milliseconds).
+MAX_ATOMS = 60000
+
+ZERO, ONE = MP.mpf(0), MP.mpf(1)
+
+
+def mpf(x) -> mpmath.mpf:
+    """The exact value of a float (or int, or Fraction) as a 60-digit number."""
+    if isinstance(x, Fraction):
+        return MP.mpf(x.numerator) / x.denominator
+    return MP.mpf(x)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Finite pairs with integer loss keys
+class Pair:
+    """A finite pair ``(P, Q)``: atoms ``key -> (P mass, Q mass)`` with loss ``Σ key_i bases_i``, plus
+    ``p_inf`` (P-mass where Q = 0) and ``q_ninf`` (Q-mass where P = 0)."""
+
+    def __init__(self, bases: Sequence, atoms: dict, p_inf=ZERO, q_ninf=ZERO) -> None:
+        self.bases = tuple(bases)
+        self.atoms = atoms
+        self.p_inf, self.q_ninf = mpf(p_inf), mpf(q_ninf)
+        if len(atoms) > MAX_ATOMS:
+            raise ValueError(f"reference pair too large: {len(atoms)} atoms")
+
+    # -- products ----------------------------------------------------------------------------------
+    def _in(self, bases: tuple) -> dict:
+        """The atoms with keys over ``bases`` (a superset of this pair's bases, same values)."""
+        where = [bases.index(b) for b in self.bases]
+        out = {}
+        for key, pq in self.atoms.items():
+            full = [0] * len(bases)
+            for i, c in zip(where, key, strict=True):
+                full[i] += c
+            out[tuple(full)] = pq
+        return out
+
+    def __mul__(self, other: Pair) -> Pair:
+        bases = self.bases + tuple(b for b in other.bases if b not in self.bases)
+        a, b = self._in(bases), other._in(bases)
+        out: dict = {}
+        for k1, (p1, q1) in a.items():
+            for k2, (p2, q2) in b.items():
+                key = tuple(x + y for x, y in zip(k1, k2, strict=True))
+                old = out.get(key)
+                out[key] = (p1 * p2, q1 * q2) if old is None else (old[0] + p1 * p2, old[1] + q1 * q2)
+        p_inf = self.p_inf + other.p_inf - self.p_inf * other.p_inf
+        q_ninf = self.q_ninf + other.q_ninf - self.q_ninf * other.q_ninf
+        return Pair(bases, out, p_inf, q_ninf)
+
+    def __pow__(self, k: int) -> Pair:
+        result, base = identity(), self
+        while k:
+            if k & 1:
+                result = result * base
+            k >>= 1
+            if k:
+                base = base * base
+        return result
+
+    def mirror(self) -> Pair:
+        """The reversed pair ``(Q, P)``."""
+        return Pair(self.bases, {tuple(-c for c in k): (q, p) for k, (p, q) in self.atoms.items()},
+                    self.q_ninf, self.p_inf)
+
+    # -- δ -------------------------------------------------------------------------------------------
+    def loss(self, key) -> mpmath.mpf:
+        return MP.fsum(c * b for c, b in zip(key, self.bases, strict=True) if c)
+
+    @functools.cached_property
+    def _sorted(self):
+        """Losses ascending with suffix sums of P and Q (``[i]``: atoms ``i..``)."""
+        rows = sorted((self.loss(k), p, q) for k, (p, q) in self.atoms.items())
+        losses = [r[0] for r in rows]
+        sp, sq = [ZERO] * (len(rows) + 1), [ZERO] * (len(rows) + 1)
+        for i in range(len(rows) - 1, -1, -1):
+            sp[i], sq[i] = sp[i + 1] + rows[i][1], sq[i + 1] + rows[i][2]
+        return losses, sp, sq
+
+    def delta(self, eps) -> mpmath.mpf:
+        """``δ(ε) = p_∞ + Σ_{L > ε} (P - e^ε Q)`` (every summand has the sign of ``L - ε``)."""
+        losses, sp, sq = self._sorted
+        e = mpf(eps)
+        i = bisect.bisect_right(losses, e)
+        return self.p_inf + max(ZERO, sp[i] - MP.exp(e) * sq[i])
+
+    def top_loss(self) -> mpmath.mpf:
+        """The largest loss (``inf`` when ``p_inf > 0``): the true ε at δ = 0."""
+        if self.p_inf > 0:
+            return MP.inf
+        return self._sorted[0][-1] if self.atoms else MP.ninf
+
+    def masses_p(self):
+        """``(loss, P mass)`` of every finite atom."""
+        return [(self.loss(k), p) for k, (p, _) in self.atoms.items() if p > 0]
+
+
+def identity() -> Pair:
+    return Pair((), {(): (ONE, ONE)})
+
+
+def rr(categories: int, epsilon: float) -> Pair:
+    """k-ary randomized response on inputs (0, 1): loss ``ε0`` exactly (keys ±1, 0), ``keep =
+    1/(1 + (K-1) e^{-ε0})`` and every other output ``keep e^{-ε0}``."""
+    e = mpf(epsilon)
+    other = 1 / (MP.exp(e) + categories - 1)
+    keep = other * MP.exp(e)
+    atoms = {(1,): (keep, other), (-1,): (other, keep)}
+    if categories > 2:
+        atoms[(0,)] = ((categories - 2) * other, (categories - 2) * other)
+    return Pair((e,), atoms)
+
+
+def dp(epsilon: float, delta: float) -> Pair:
+    """The dominating pair of one (ε, δ) constraint (Kairouz, Oh and Viswanath 2017, Theorem 2.4)."""
+    e, d = mpf(epsilon), mpf(delta)
+    hi, lo = (1 - d) * MP.exp(e) / (1 + MP.exp(e)), (1 - d) / (1 + MP.exp(e))
+    if epsilon == 0:
+        return Pair((), {(): (1 - d, 1 - d)}, d, d)
+    return Pair((e,), {(1,): (hi, lo), (-1,): (lo, hi)}, d, d)
+
+
+def constraints(cons: Sequence[tuple[float, float]]) -> Pair:
+    """The dominating pair of ``∩_i R(ε_i, δ_i)`` from the geometry of its trade-off function
+    ``f(t) = max(0, max_i (1 - δ_i - e^{ε_i} t), max_i e^{-ε_i} (1 - δ_i - t))``: each edge of the
+    polygon is an atom ``(q = Δt, p = e^L q)`` of its line's loss ``L = ±ε_i``."""
+    lines = [(ZERO, ZERO, None)]                                 # (slope, intercept, (sign, i))
+    for i, (e, d) in enumerate(cons):
+        e, d = mpf(e), mpf(d)
+        lines += [(-MP.exp(e), 1 - d, (1, i)), (-MP.exp(-e), MP.exp(-e) * (1 - d), (-1, i))]
+
+    def f(t):
+        return max(a * t + b for a, b, _ in lines)
+
+    ts = {ZERO, ONE}
+    for i, (a1, b1, _) in enumerate(lines):
+        for a2, b2, _ in lines[i + 1:]:
+            if a1 != a2:
+                t = (b2 - b1) / (a1 - a2)
+                if 0 < t < 1:
+                    ts.add(t)
+    ts = sorted(ts)
+    values = {float(e) for e, _ in cons}
+    bases = tuple(sorted(mpf(e) for e in values))
+    atoms: dict = {}
+    for a, b in zip(ts[:-1], ts[1:], strict=True):
+        mid = (a + b) / 2
+        slope, _, tag = max(lines, key=lambda line: line[0] * mid + line[1])
+        if tag is None or f(a) - f(b) <= 0:
+            continue
+        sign, i = tag
+        key = [0] * len(bases)
+        key[bases.index(mpf(cons[i][0]))] = sign
+        q = b - a
+        p = -slope * q                                           # e^L q: the edge's drop
+        old = atoms.get(tuple(key), (ZERO, ZERO))
+        atoms[tuple(key)] = (old[0] + p, old[1] + q)
+    p_inf = 1 - f(ZERO)
+    return Pair(bases, atoms, p_inf, p_inf)
+
+
+def table(p: Sequence[float], q: Sequence[float]) -> Pair:
+    """The pair of two output distributions given as floats (taken as exact): one base loss
+    ``log(p_j/q_j)`` per distinct ratio (equal ratios, decided with exact rationals, share a key)."""
+    ratios: list[Fraction] = []
+    atoms: dict = {}
+    p_inf = q_ninf = ZERO
+    for pj, qj in zip(p, q, strict=True):
+        if pj == 0 and qj == 0:
+            continue
+        if qj == 0:
+            p_inf += mpf(pj)
+            continue
+        if pj == 0:
+            q_ninf += mpf(qj)
+            continue
+        r = Fraction(pj) / Fraction(qj)
+        if r not in ratios:
+            ratios.append(r)
+        atoms.setdefault(ratios.index(r), []).append((mpf(pj), mpf(qj)))
+    bases, out = [], {}
+    for i, r in enumerate(ratios):
+        bases.append(MP.log(mpf(r)))
+        key = tuple(1 if j == i else 0 for j in range(len(ratios)))
+        out[key] = (MP.fsum(a for a, _ in atoms[i]), MP.fsum(b for _, b in atoms[i]))
+    return Pair(bases, out, p_inf, q_ninf)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Closed forms: binomial sums over the window that carries mass
+class Binomial:
+    """k-fold composition of (ε0, δ0)-DP (δ0 = 0: binary randomized response): ``1 - (1-δ0)^k +
+    (1-δ0)^k Σ_a C(k,a) p^a q^{k-a} (1 - e^{ε - (2a-k) ε0})_+`` with ``p = e^{ε0}/(1+e^{ε0})``
+    (Kairouz, Oh and Viswanath 2017, Theorem 3.4). The binomial masses are built by the ratio recurrence
+    outward from the mode and dropped below 1e-80 of it (their share of any δ the suite can see)."""
+
+    def __init__(self, eps0: float, delta0: float, k: int) -> None:
+        self.eps0, self.k = mpf(eps0), k
+        e = self.eps0
+        log_p, log_q = e - MP.log1p(MP.exp(e)), -MP.log1p(MP.exp(e))
+        mode = min(k, max(0, int(MP.floor((k + 1) * MP.exp(log_p)))))
+        log_c = MP.loggamma(k + 1) - MP.loggamma(mode + 1) - MP.loggamma(k - mode + 1)
+        t_mode = MP.exp(log_c + mode * log_p + (k - mode) * log_q)
+        ratio_pq = MP.exp(log_p - log_q)
+        # Upward (the tail every small δ lives in) down to an absolute 1e-340: the rest, decreasing
+        # geometrically, is below any difference the comparisons can see. Downward (losses below the
+        # mode's, only in δ(ε) for ε below it, where δ is at least ~1e-3 of the mode's mass) to 1e-80
+        # of the mode.
+        cut_up, cut = MP.mpf(10) ** -340, t_mode * MP.mpf(10) ** -80
+        terms = {mode: t_mode}
+        t, a = t_mode, mode
+        while a < k:                                           # upward: t_{a+1} = t_a (k-a)/(a+1) p/q
+            t = t * (k - a) / (a + 1) * ratio_pq
+            a += 1
+            terms[a] = t
+            if t < cut_up and (k - a) * ratio_pq < a + 1:
+                break
+        t, a = t_mode, mode
+        while a > 0:
+            t = t * a / (k - a + 1) / ratio_pq
+            a -= 1
+            terms[a] = t
+            if t < cut:
+                break
+        if len(terms) > 2 * MAX_ATOMS:
+            raise ValueError("binomial window too large")
+        self.lo = min(terms)
+        rows = sorted(terms.items())
+        self.counts = [a for a, _ in rows]
+        # suffix sums of P = t_a and Q = t_a e^{-(2a-k) ε0}
+        n = len(rows)
+        self.sp, self.sq = [ZERO] * (n + 1), [ZERO] * (n + 1)
+        step = MP.exp(-2 * e)
+        qa = rows[-1][1] * MP.exp(-(2 * rows[-1][0] - k) * e) if rows else ZERO
+        for i in range(n - 1, -1, -1):                         # Q-mass t_a e^{-(2a-k) ε0}, downward
+            a, t = rows[i]
+            if i < n - 1 and (n - 1 - i) % 256 == 0:        # exact now and then: no drift
+                qa = t * MP.exp(-(2 * a - k) * e)
+            elif i < n - 1:
+                qa = qa * (t / rows[i + 1][1]) / step
+            self.sp[i] = self.sp[i + 1] + t
+            self.sq[i] = self.sq[i + 1] + qa
+        d = mpf(delta0)
+        self.keep = (1 - d) ** k
+        self.delta0 = delta0
+
+    def delta(self, eps) -> mpmath.mpf:
+        em = mpf(eps)
+        # first count a with (2a - k) ε0 > ε
+        a0 = int(MP.floor((em / self.eps0 + self.k) / 2)) + 1 if self.eps0 > 0 else self.k + 1
+        while a0 > 0 and (2 * (a0 - 1) - self.k) * self.eps0 > em:
+            a0 -= 1
+        while a0 <= self.k and (2 * a0 - self.k) * self.eps0 <= em:
+            a0 += 1
+        i = bisect.bisect_left(self.counts, a0)
+        pure = max(ZERO, self.sp[i] - MP.exp(em) * self.sq[i])
+        return (1 - self.keep) + self.keep * pure
+
+    def top_loss(self) -> mpmath.mpf:
+        return MP.inf if self.delta0 > 0 else self.k * self.eps0
+
+
+class RRPower:
+    """k-fold K-ary randomized response, K > 2: with probability ``w = (K-2)/(e^{ε0} + K - 1)`` a run
+    reveals nothing (loss 0), otherwise it is binary randomized response with ε0, so
+    ``δ(ε) = Σ_j C(k, j) w^j (1-w)^{k-j} δ_{RR2, k-j}(ε)`` (O(k^2) terms: keep k small)."""
+
+    def __init__(self, categories: int, eps0: float, k: int) -> None:
+        e = mpf(eps0)
+        w = (categories - 2) / (MP.exp(e) + categories - 1)
+        self.k, self.eps0 = k, e
+        self.parts = [(MP.binomial(k, j) * w ** j * (1 - w) ** (k - j), Binomial(eps0, 0.0, k - j)
+                       if k - j else None) for j in range(k + 1)]
+
+    def delta(self, eps) -> mpmath.mpf:
+        return MP.fsum(c * b.delta(eps) for c, b in self.parts if b is not None)
+
+    def top_loss(self) -> mpmath.mpf:
+        return self.k * self.eps0
+
+
+# ---------------------------------------------------------------------------------------------------
+# Continuous parts
+def gaussian_delta(mu, eps) -> mpmath.mpf:
+    """``δ_{G_μ}(t) = Φ(-t/μ + μ/2) - e^t Φ(-t/μ - μ/2)`` for any real t (Dong, Roth and Su 2022,
+    Corollary 2.13), at 100 digits (the two terms cancel in the deep tail)."""
+    with MP.workdps(110):
+        m, t = mpf(mu), mpf(eps)
+        return +(MP.ncdf(-t / m + m / 2) - MP.exp(t) * MP.ncdf(-t / m - m / 2))
+
+
+def laplace_g1(a, t) -> mpmath.mpf:
+    """``E_P[(1 - e^{t - L})_+]`` for one Laplace run with ``a = 1/b`` (closed form, any real t)."""
+    a, t = mpf(a), mpf(t)
+    out = ZERO
+    if t < a:                                                   # atom +a, mass 1/2
+        out += -MP.expm1(t - a) / 2
+    if t < -a:                                                  # atom -a, mass e^{-a}/2
+        out += MP.exp(-a) * -MP.expm1(t + a) / 2
+    lo = max(-a, t)
+    if lo < a:   # ∫_lo^a e^{l/2 - a/2}/4 (1 - e^{t-l}) dl
+        out += MP.exp(-a / 2) / 2 * (MP.exp(a / 2) - MP.exp(lo / 2))
+        out -= MP.exp(t - a / 2) / 2 * (MP.exp(-lo / 2) - MP.exp(-a / 2))
+    return out
+
+
+def laplace2_delta(a, t) -> mpmath.mpf:
+    """``E_P[(1 - e^{t - L1 - L2})_+]`` for two Laplace runs: atoms of the first run in closed form,
+    its density by quadrature (split at the kinks ``l = t ∓ a`` of the closed form)."""
+    a, t = mpf(a), mpf(t)
+    with MP.workdps(45):
+        out = laplace_g1(a, t - a) / 2 + MP.exp(-a) * laplace_g1(a, t + a) / 2
+        pts = sorted({-a, a, *(x for x in (t - a, t + a) if -a < x < a)})
+        out += MP.quad(lambda x: MP.exp(x / 2 - a / 2) / 4 * laplace_g1(a, t - x), pts)
+        return +out
+
+
+class Mixed:
+    """A finite pair composed with continuous parts: ``G_μ`` (``mu``) or ``n_lap`` Laplace runs of
+    scale ``1/a`` (``n_lap`` <= 2), never both. ``δ(ε) = p_∞ + Σ_a P_a g(ε - L_a)``."""
+
+    def __init__(self, pair: Pair, *, mu: float = 0.0, lap_a: float = 0.0, n_lap: int = 0) -> None:
+        self.pair, self.mu, self.lap_a, self.n_lap = pair, mu, lap_a, n_lap
+
+    def _g(self, t):
+        if self.mu > 0:
+            return gaussian_delta(self.mu, t)
+        if self.n_lap == 1:
+            return laplace_g1(self.lap_a, t)
+        if self.n_lap == 2:
+            return laplace2_delta(self.lap_a, t)
+        return max(ZERO, -MP.expm1(t)) if t < 0 else ZERO
+
+    def delta(self, eps) -> mpmath.mpf:
+        e = mpf(eps)
+        return self.pair.p_inf + MP.fsum(p * self._g(e - L) for L, p in self.pair.masses_p())
+
+    def top_loss(self) -> mpmath.mpf:
+        if self.mu > 0:
+            return MP.inf
+        return self.pair.top_loss() + self.n_lap * mpf(self.lap_a)
+
+
+class Worst:
+    """The larger δ of several profiles (a pair and its mirror: both orders of the neighbours)."""
+
+    def __init__(self, *profiles) -> None:
+        self.profiles = profiles
+
+    def delta(self, eps) -> mpmath.mpf:
+        return max(p.delta(eps) for p in self.profiles)
+
+    def top_loss(self) -> mpmath.mpf:
+        return max(p.top_loss() for p in self.profiles)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Comparisons: no tolerance on the unsafe side
+def _m(x) -> mpmath.mpf:
+    return MP.mpf(float(x)) if not isinstance(x, mpmath.mpf) else x
+
+
+def unsafe_upper(value, ref) -> bool:
+    """A δ that claims more privacy than the truth: ``value < ref`` beyond the reference's error."""
+    v, r = _m(value), _m(ref)
+    return r - v > REF_RTOL * abs(r) + UNDERFLOW
+
+
+def unsafe_lower(value, ref) -> bool:
+    """An attack bound above the truth."""
+    v, r = _m(value), _m(ref)
+    return v - r > REF_RTOL * abs(r) + UNDERFLOW
+
+
+def unsafe_epsilon_upper(profile, eps_value, target: float) -> tuple[bool, float]:
+    """Is the true δ at the reported guarantee ε above ``target``? Returns ``(unsafe, true δ)``;
+    relative to the target (no absolute floor: targets go down to 1e-300)."""
+    e = float(eps_value)
+    if math.isinf(e) and e > 0:
+        return False, 0.0
+    if math.isnan(e):
+        return True, math.nan
+    d = profile.delta(max(e, 0.0))
+    return bool(d - mpf(target) > REF_RTOL * mpf(target)) and d > 1e-320, float(d)
+
+
+def unsafe_epsilon_lower(profile, eps_value, target: float) -> tuple[bool, float]:
+    """Is the reported attack ε above the true ``ε(target) = inf{ε: δ(ε) <= target}``? For a target
+    > 0, δ is continuous, so the attack ε is too large exactly when the true δ there is already below
+    the target; for target 0 the true ε is the largest loss. Returns ``(unsafe, true δ or top loss)``."""
+    e = float(eps_value)
+    if math.isnan(e):
+        return True, math.nan
+    e = min(e, 1e300)                  # an attack ε = inf claims δ(ε) > target at every finite ε
+    if e <= 0:
+        return False, 1.0
+    if target == 0:
+        top = profile.top_loss()
+        return bool(_m(e) > top * (1 + REF_RTOL)), float(top)
+    d = profile.delta(e)
+    return bool(mpf(target) - d > REF_RTOL * mpf(target)), float(d)
+
+
+def fractions_sum_to_one(values: Iterable[float]) -> bool:
+    """Whether floats sum to exactly 1 (as rationals)."""
+    return sum(Fraction(v) for v in values) == 1

@@ -1,0 +1,107 @@
+"""The soundness suite's reference (tests/_reference.py) checked against other formulas: brute-force
+enumeration of products, the multinomial enumeration and binomial recurrence of tests/oracles.py, and
+Monte Carlo for the Laplace quadrature. None of these call lpdp."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from tests import _reference as R
+from tests.oracles import (
+    brute_force_delta,
+    dp_pair_mp,
+    gaussian_delta_mp,
+    kairouz_delta_mp,
+    laplace_delta_mp,
+    pair_power_delta_mp,
+    rr_pair_mp,
+)
+
+EPS = [0.0, 0.3, 1.0, 2.2, 4.0]
+
+
+def _close(a, b, rel=1e-25):
+    return abs(float(a) - float(b)) <= rel * abs(float(b)) + 1e-300 or \
+        abs(R.mpf(a) - R.mpf(b)) <= rel * abs(R.mpf(b)) + R.mpf(1e-300)
+
+
+@pytest.mark.parametrize("e0, d0, k", [(0.5, 0.0, 7), (0.1, 1e-6, 40), (1.3, 0.01, 3), (2.0, 0.0, 25)])
+def test_binomial_matches_kairouz_recurrence_and_pair_power(e0, d0, k):
+    b, pw = R.Binomial(e0, d0, k), R.dp(e0, d0) ** k
+    ref = kairouz_delta_mp(e0, d0, k, EPS)
+    for e, r in zip(EPS, ref, strict=True):
+        assert _close(b.delta(e), r)
+        assert _close(pw.delta(e), r)
+
+
+def test_binomial_large_k_tail_against_log_space_sum():
+    """k = 10^5: the windowed closed form against a direct log-space sum over every count."""
+    from scipy.special import gammaln, logsumexp
+
+    e0, k = 0.01, 100_000
+    b = R.Binomial(e0, 0.0, k)
+    a = np.arange(k + 1)
+    lp, lq = e0 - np.logaddexp(0, e0), -np.logaddexp(0, e0)
+    logt = gammaln(k + 1) - gammaln(a + 1) - gammaln(k - a + 1) + a * lp + (k - a) * lq
+    loss = (2 * a - k) * e0
+    for eps in (0.0, 5.0, 20.0, 40.0):
+        m = loss > eps
+        direct = math.exp(logsumexp(logt[m] + np.log(-np.expm1(eps - loss[m]))))
+        assert abs(float(b.delta(eps)) / direct - 1) < 1e-9
+
+
+@pytest.mark.parametrize("K, e, k", [(3, 0.7, 6), (5, 0.7, 6), (10, 2.5, 4)])
+def test_rr_power_matches_enumeration(K, e, k):
+    ref = pair_power_delta_mp(rr_pair_mp(K, e), 0, k, EPS)
+    for x, r in zip(EPS, ref, strict=True):
+        assert _close(R.RRPower(K, e, k).delta(x), r)
+        assert _close((R.rr(K, e) ** k).delta(x), r)
+
+
+@pytest.mark.parametrize("cons, k", [([(1.0, 1e-3), (0.3, 0.05)], 3),
+                                     ([(2.0, 0.0), (1.0, 1e-4), (0.2, 0.1)], 2)])
+def test_constraints_pair_matches_geometry(cons, k):
+    ref = pair_power_delta_mp(*dp_pair_mp(cons), k, EPS)
+    for x, r in zip(EPS, ref, strict=True):
+        assert _close((R.constraints(cons) ** k).delta(x), r, rel=1e-20)
+
+
+def test_table_products_against_brute_force():
+    p, q = [0.5, 0.25, 0.125, 0.125, 0.0], [0.125, 0.25, 0.5, 0.0625, 0.0625]
+    for k in (1, 2, 3):
+        pw = R.table(p, q) ** k
+        bf = brute_force_delta(p, q, k, np.array(EPS))
+        for x, r in zip(EPS, bf, strict=True):
+            assert abs(float(pw.delta(x)) - r) <= 1e-14
+        bf_rev = brute_force_delta(q, p, k, np.array(EPS))
+        for x, r in zip(EPS, bf_rev, strict=True):
+            assert abs(float(pw.mirror().delta(x)) - r) <= 1e-14
+
+
+def test_gaussian_and_laplace_closed_forms():
+    for mu, e in [(1.0, 0.5), (0.3, 2.0), (5.0, 10.0)]:
+        assert _close(R.gaussian_delta(mu, e), gaussian_delta_mp(mu, [e])[0], rel=1e-40)
+    for b, e in [(1.0, 0.3), (0.5, 1.5), (2.0, 0.0)]:
+        assert _close(R.laplace_g1(1 / R.mpf(b), e), laplace_delta_mp(b, [e])[0], rel=1e-40)
+
+
+def test_laplace_two_runs_quadrature_against_monte_carlo():
+    rng = np.random.default_rng(0)
+    x = rng.laplace(0.0, 1.0, (2, 2_000_000))
+    loss = (np.abs(x - 1) - np.abs(x)).sum(axis=0)
+    for e in (0.0, 0.5, 1.5):
+        mc = np.maximum(0.0, 1 - np.exp(e - loss))
+        ref = float(R.laplace2_delta(1, e))
+        assert abs(mc.mean() - ref) < 5 * mc.std() / math.sqrt(mc.size)
+
+
+def test_comparisons_have_no_slack_at_float_resolution():
+    x = 0.1
+    below = math.nextafter(x, 0.0)
+    assert R.unsafe_upper(below, R.mpf(x))
+    assert not R.unsafe_upper(x, R.mpf(x))
+    assert R.unsafe_lower(math.nextafter(x, 1.0), R.mpf(x))
+    assert not R.unsafe_lower(x, R.mpf(x))
