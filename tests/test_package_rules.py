@@ -87,7 +87,7 @@ FUNCTION_IMPORTS_LEFT = {
     "display.py": {"html", "numpy"},
     "filters/combined.py": {"lpdp.filters.adaptive", "lpdp.filters.baselines", "lpdp.filters.simulate"},
     "mechanisms/sampled.py": {"scipy"},
-    "parallel.py": {"multiprocessing"},
+    "parallel.py": {"ctypes", "multiprocessing"},
     "pld.py": {"scipy.fft"},
     "plot.py": {"lpdp.export", "lpdp.filters.registry", "math", "numpy", "sys", "textwrap"},
     "region.py": {"lpdp.display", "lpdp.plot", "shapely.geometry"},
