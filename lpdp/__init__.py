@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from lpdp.accountant import Accountant, Guarantee
     from lpdp.mixture import mix
     from lpdp.region import PrivacyRegion
+    from lpdp.sgd import dpsgd
 
 #: Public names imported on first access, and the module that defines each.
 _NAMES = {
@@ -39,11 +40,12 @@ _NAMES = {
     "mix": "lpdp.mixture",
     "Accountant": "lpdp.accountant",
     "Guarantee": "lpdp.accountant",
+    "dpsgd": "lpdp.sgd",
 }
 #: Submodules reachable as attributes of the package.
 _SUBMODULES = ("accountant", "calibrate", "compose", "curves", "display", "errors", "export", "fdp",
                "filters", "interop", "lp", "mechanisms", "mixture", "pld", "plot", "region", "scenarios",
-               "testing", "tradeoff", "workload")
+               "sgd", "testing", "tradeoff", "workload")
 
 __all__ = [
     "__version__",
@@ -51,6 +53,7 @@ __all__ = [
     "Guarantee",
     "PrivacyRegion",
     "mix",
+    "dpsgd",
     "LpdpError",
     "ParameterError",
     "SolverError",

@@ -1,8 +1,9 @@
 """Interoperability with Google's dp_accounting (the optional extra ``lpdp[interop]``).
 
 * :func:`from_dp_event`: an :class:`~lpdp.Accountant` for a ``DpEvent`` built from
-  ``GaussianDpEvent``, ``LaplaceDpEvent``, ``RandomizedResponseDpEvent``, ``SelfComposedDpEvent``,
-  ``ComposedDpEvent`` and ``NoOpDpEvent``; so a dp_accounting user gets exact or certified answers;
+  ``GaussianDpEvent``, ``LaplaceDpEvent``, ``RandomizedResponseDpEvent``, ``PoissonSampledDpEvent`` (of
+  any one of those), ``SelfComposedDpEvent``, ``ComposedDpEvent`` and ``NoOpDpEvent``; so a dp_accounting
+  user gets exact or certified answers;
 * :func:`to_pld`: a dp_accounting ``PrivacyLossDistribution`` of a region or a guarantee (pessimistic:
   its δ(ε) is never below lpdp's upper side), to hand back to a dp_accounting pipeline;
 * :func:`from_pld`: the :class:`~lpdp.PrivacyRegion` of a PLD's pair (its δ(ε) equals the PLD's).
@@ -22,15 +23,15 @@ from scipy.special import ndtri
 from lpdp._validate import check_positive
 from lpdp.accountant import Accountant, Guarantee
 from lpdp.errors import LpdpError, ParameterError
-from lpdp.mechanisms import DPMechanism, GaussianMechanism, LaplaceMechanism, randomized_response
+from lpdp.mechanisms import DPMechanism, GaussianMechanism, LaplaceMechanism, randomized_response, subsampled
 from lpdp.region import PrivacyRegion
 from lpdp.tradeoff import TradeoffFunction
 
 __all__ = ["from_dp_event", "to_pld", "from_pld"]
 
 #: The dp_accounting events :func:`from_dp_event` understands.
-SUPPORTED_EVENTS = ("GaussianDpEvent", "LaplaceDpEvent", "RandomizedResponseDpEvent", "SelfComposedDpEvent",
-                    "ComposedDpEvent", "NoOpDpEvent")
+SUPPORTED_EVENTS = ("GaussianDpEvent", "LaplaceDpEvent", "RandomizedResponseDpEvent", "PoissonSampledDpEvent",
+                    "SelfComposedDpEvent", "ComposedDpEvent", "NoOpDpEvent")
 
 
 def _dp_accounting() -> Any:
@@ -80,6 +81,15 @@ def from_dp_event(event: Any) -> Accountant:
             rr = _rr(float(ev.noise_parameter), int(ev.num_buckets))
             if rr is not None:          # one bucket: the output says nothing
                 acc.compose(rr, times)
+        elif isinstance(ev, dpa.PoissonSampledDpEvent):
+            inner = from_dp_event(ev.event).parts
+            if not inner:
+                continue
+            if len(inner) != 1 or inner[0][1] != 1:
+                raise ParameterError(f"event=PoissonSampledDpEvent of {type(ev.event).__name__}: one "
+                                     "Poisson sample must feed one mechanism run (subsample each event of a "
+                                     "composition instead)")
+            acc.compose(subsampled(inner[0][0], float(ev.sampling_probability)), times)
         else:
             raise ParameterError(f"event={type(ev).__name__}: not supported; from_dp_event takes "
                                  f"{', '.join(SUPPORTED_EVENTS)}")
@@ -128,7 +138,9 @@ def to_pld(region_or_guarantee: PrivacyRegion | Guarantee, value_discretization_
 
     Regions (and guarantees whose upper side is a region) become the pessimistic PLD of their dominating
     pair (every loss raised by half the discretization, then rounded up to it by dp_accounting); a
-    Gaussian guarantee ``G_μ`` becomes dp_accounting's pessimistic Gaussian PLD with σ = 1/μ.
+    Gaussian guarantee ``G_μ`` becomes dp_accounting's pessimistic Gaussian PLD with σ = 1/μ; any other
+    guarantee (a bracketed one) the PLD of the region of its upper side's profile on a grid of
+    :data:`PROFILE_POINTS` ε values (``∩_j R(ε_j, δ_up(ε_j))``, which holds wherever the upper side does).
 
     Examples
     --------
@@ -154,14 +166,34 @@ def to_pld(region_or_guarantee: PrivacyRegion | Guarantee, value_discretization_
         return pld.from_gaussian_mechanism(1.0 / mu, pessimistic_estimate=True,
                                            value_discretization_interval=step)
     first, second = getattr(side, "first", None), getattr(side, "second", None)
+    if not (isinstance(first, PrivacyRegion) and isinstance(second, PrivacyRegion)) and hasattr(side, "delta"):
+        # any other upper side (a certified bracket's): the region of its profile on a grid of ε, which
+        # contains the true region (each line is met), as a pessimistic PLD
+        return to_pld(_profile_region(side), step)
     if isinstance(first, PrivacyRegion) and isinstance(second, PrivacyRegion):
         from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
 
         remove = _pld_from_log_masses(*_region_log_masses(first, step / 2), step, symmetric=True)
         add = _pld_from_log_masses(*_region_log_masses(second, step / 2), step, symmetric=True)
         return PrivacyLossDistribution(remove._pmf_remove, add._pmf_remove)
-    raise ParameterError(f"region_or_guarantee={region_or_guarantee!r}: needs a PrivacyRegion or a "
-                         f"guarantee whose upper side is a region or a Gaussian trade-off function")
+    raise ParameterError(f"region_or_guarantee: a {type(region_or_guarantee).__name__} is neither a "
+                         "PrivacyRegion nor a Guarantee")
+
+
+#: Points of the ε grid on which the upper side of a bracketed guarantee is read for :func:`to_pld`.
+PROFILE_POINTS = 96
+
+
+def _profile_region(side: Any) -> PrivacyRegion:
+    """``∩_j R(ε_j, δ_up(ε_j))`` over a grid of ε up to where the upper δ falls below 1e-12: a region
+    containing the true one (every constraint holds), so its pair's δ is at or above the upper side's
+    at every ε between the grid points."""
+    top = float(side.epsilon(1e-12))
+    if not math.isfinite(top):
+        raise ParameterError("region_or_guarantee: its upper side never falls below delta=1e-12")
+    eps = np.linspace(0.0, max(top, 1e-6) * 1.05, PROFILE_POINTS)
+    deltas = np.minimum(np.asarray(side.delta(eps), dtype=float), 1.0)
+    return PrivacyRegion.from_constraints([(float(e), float(d)) for e, d in zip(eps, deltas, strict=True)])
 
 
 def _gaussian_mu(f: TradeoffFunction) -> float:

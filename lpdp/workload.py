@@ -21,6 +21,10 @@ Kinds and their keys (``times`` defaults to 1 everywhere):
 ``randomized_response``      ``categories``, ``epsilon``
 ``finite``                   ``p``, ``q``: the output distributions on a neighbouring pair
 ``region``                   ``vertices`` (``[type I, type II]`` points) or ``constraints``
+``subsampled``               ``rate``, ``mechanism`` (a table of any other kind), optional ``scheme``
+                             (``poisson``) and ``relation`` (``add_remove``)
+``dpsgd``                    ``noise_multiplier``; ``sampling_rate`` or ``batch_size`` and
+                             ``dataset_size``; ``steps`` or ``epochs`` (instead of ``times``)
 ============================ ==================================================================
 
 :func:`report` turns a :class:`~lpdp.accountant.Guarantee` into the plain data that ``lpdp account`` and
@@ -51,8 +55,10 @@ from lpdp.mechanisms import (
     RegionMechanism,
     pure,
     randomized_response,
+    subsampled,
 )
 from lpdp.region import PrivacyRegion
+from lpdp.sgd import dpsgd_mechanism, dpsgd_steps
 
 __all__ = ["KINDS", "MECHANISM", "register_kind", "unregister_kind", "mechanism_from_entry", "parse",
            "read", "load", "accountant", "report", "regions", "summary"]
@@ -60,7 +66,7 @@ __all__ = ["KINDS", "MECHANISM", "register_kind", "unregister_kind", "mechanism_
 #: Keys of one ``[[mechanism]]`` table (which ones a kind needs: :data:`KINDS`).
 MECHANISM: dict[str, Field] = {
     "kind": Field("str", "the mechanism's kind (KINDS: dp, pure, gaussian, laplace, randomized_response, "
-                  "finite, region, and any registered with register_kind)", required=True),
+                  "finite, region, subsampled, dpsgd, and any registered with register_kind)", required=True),
     "times": Field("int", "how many times the mechanism runs", default=1),
     "constraints": Field("list[pair]", "dp, region: the [epsilon, delta] guarantees met at once"),
     "epsilon": Field("float", "pure, randomized_response: epsilon"),
@@ -71,6 +77,16 @@ MECHANISM: dict[str, Field] = {
     "p": Field("list[float]", "finite: output distribution on one input"),
     "q": Field("list[float]", "finite: output distribution on its neighbour"),
     "vertices": Field("list[pair]", "region: [type I, type II] points of the region's boundary"),
+    "rate": Field("float", "subsampled: probability that each record is in the subsample, in (0, 1]"),
+    "mechanism": Field("table", "subsampled: the mechanism run on the subsample (a table with its kind)"),
+    "scheme": Field("str", "subsampled: the sampling scheme (poisson)", default="poisson"),
+    "relation": Field("str", "subsampled: the neighbouring relation (add_remove)"),
+    "noise_multiplier": Field("float", "dpsgd: noise standard deviation over the clipping norm"),
+    "sampling_rate": Field("float", "dpsgd: Poisson sampling rate, in (0, 1]"),
+    "batch_size": Field("int", "dpsgd: expected batch size (with dataset_size)"),
+    "dataset_size": Field("int", "dpsgd: number of examples (with batch_size)"),
+    "steps": Field("int", "dpsgd: number of steps"),
+    "epochs": Field("float", "dpsgd: number of epochs (steps = ceil(epochs / rate))"),
 }
 
 #: For each kind: the keys it needs, and the optional ones it accepts (beyond ``kind`` and ``times``).
@@ -146,6 +162,21 @@ register_kind("finite", lambda v: FiniteMechanism.from_pair(v["p"], v["q"]), nee
 register_kind("region", _region, optional=("vertices", "constraints"))
 
 
+def _subsampled(v: Mapping[str, Any]) -> Mechanism:
+    inner, times = mechanism_from_entry(v["mechanism"], source="the table", where="mechanism")
+    if times != 1:
+        raise ParameterError(f"mechanism.times={times}: the subsampled mechanism's table has no count "
+                             "(give times on the subsampled entry)")
+    return subsampled(inner, v["rate"], v["scheme"], v["relation"])
+
+
+register_kind("subsampled", _subsampled, needed=("rate", "mechanism"), optional=("scheme", "relation"))
+register_kind("dpsgd", lambda v: dpsgd_mechanism(v["noise_multiplier"], v["sampling_rate"],
+                                                 batch_size=v["batch_size"], dataset_size=v["dataset_size"]),
+              needed=("noise_multiplier",), optional=("sampling_rate", "batch_size", "dataset_size", "steps",
+                                                      "epochs"))
+
+
 def mechanism_from_entry(entry: Mapping[str, Any], *, source: str = "workload",
                          where: str = "mechanism[0]") -> tuple[Mechanism, int]:
     """One ``[[mechanism]]`` table as ``(mechanism, times)``; errors name the source, entry and key.
@@ -173,7 +204,12 @@ def mechanism_from_entry(entry: Mapping[str, Any], *, source: str = "workload",
     values = validate(entry, MECHANISM, source=source, prefix=f"{where}.")
     try:
         mech = _BUILDERS[kind](values)
-        times = check_int(values["times"], "times", 0)
+        if kind == "dpsgd":
+            if "times" in entry:
+                raise ParameterError("times: a dpsgd entry counts steps (give steps or epochs)")
+            times = dpsgd_steps(mech.rate, values["steps"], values["epochs"])
+        else:
+            times = check_int(values["times"], "times", 0)
     except LpdpError as exc:
         raise ScenarioError(f"{source}: {where} ({kind}): {exc}") from None
     return mech, times
@@ -267,6 +303,8 @@ def report(guarantee: Guarantee, at: Sequence[float] = (), for_delta: Sequence[f
                                              strict=True)],
         "exact": guarantee.exact,
         "route": guarantee.route,
+        "relation": guarantee.relation,
+        "scheme": guarantee.scheme,
     }
 
 
@@ -283,6 +321,8 @@ def regions(guarantee: Guarantee) -> dict[str, PrivacyRegion]:
 def summary(data: Mapping[str, Any]) -> list[str]:
     """Readable lines of a :func:`report`: guarantees rounded up, attack bounds rounded down."""
     lines = [f"composition {'exact' if data['exact'] else 'bracketed'} (route: {data['route']})"]
+    if data.get("relation") is not None:
+        lines.append(f"neighbouring relation: {data['relation']}, sampling: {data['scheme']}")
     for row in data["delta_at"]:
         lines.append(_line(f"delta at eps={row['epsilon']:g}", row))
     for row in data["epsilon_for"]:

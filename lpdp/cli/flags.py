@@ -91,6 +91,12 @@ MECHANISM_FLAGS: dict[str, MechanismFlag] = {
                                "a Laplace mechanism of noise scale SCALE (sensitivity 1 unless given)"),
     "--rr": MechanismFlag("randomized_response", ("categories", "epsilon"), 2, "K,EPS[xTIMES]",
                           "k-ary randomized response with parameter eps", integers=("categories",)),
+    "--dpsgd": MechanismFlag("dpsgd", ("noise_multiplier", "sampling_rate", "steps", "batch_size",
+                                       "dataset_size", "epochs"), 1,
+                             "noise_multiplier=S,sampling_rate=Q,steps=T",
+                             "DP-SGD steps: a Gaussian of noise multiplier S on a Poisson sample at rate Q "
+                             "(or batch_size=B,dataset_size=N), T steps (or epochs=E); add/remove neighbours",
+                             integers=("steps", "batch_size", "dataset_size")),
 }
 
 #: Old spellings of flags (deprecated, kept working): alias -> flag. Filled by :func:`add_mechanism_flags`.

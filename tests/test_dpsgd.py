@@ -1,0 +1,168 @@
+"""DP-SGD: the subsampled Gaussian against mpmath integration (k = 1, 2) and dp_accounting's PLD at a fine
+grid (large k), the front door (lpdp.dpsgd, the workload kinds, --dpsgd), dp_accounting events."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import dp_accounting
+import mpmath
+import pytest
+from dp_accounting.pld import privacy_loss_distribution as pld
+
+import lpdp
+from lpdp.cli import main
+from lpdp.errors import LpdpError, ParameterError
+from lpdp.interop import from_dp_event, to_pld
+from lpdp.mechanisms import GaussianMechanism, randomized_response, subsampled
+from lpdp.workload import parse
+
+
+def _densities(sigma: float, rate: float):
+    """Densities of the removal pair (q N(1, σ²) + (1 - q) N(0, σ²), N(0, σ²)) in mpmath."""
+    s, q = mpmath.mpf(sigma), mpmath.mpf(rate)
+
+    def n(y, m):
+        return mpmath.npdf(y, m, s)
+
+    return (lambda y: q * n(y, 1) + (1 - q) * n(y, 0)), (lambda y: n(y, 0))
+
+
+def _reference(sigma: float, rate: float, k: int, eps: float, add: bool) -> float:
+    """δ(ε) of the k-fold removal (or addition) pair, k = 1 or 2, by mpmath quadrature:
+    ``E_P[(1 - e^{ε - L_1 - ... - L_k})_+]`` with ``L = log p/q`` (nested for k = 2)."""
+    mpmath.mp.dps = 20
+    p, q = _densities(sigma, rate)
+    if add:
+        p, q = q, p
+
+    def loss(y):
+        return mpmath.log(p(y) / q(y))
+
+    base = [-30 * sigma, -5 * sigma, 0, 0.5, 1, 5 * sigma, 30 * sigma]
+    s, r = mpmath.mpf(sigma), mpmath.mpf(rate)
+
+    def kink(t):
+        """The y where the removal loss log(q e^{(2y-1)/2σ²} + 1 - q) equals t (-t for the addition)."""
+        c = -t if add else t
+        inside = (mpmath.e ** c - 1 + r) / r
+        return [s * s * mpmath.log(inside) + mpmath.mpf(1) / 2] if inside > 0 else []
+
+    def one(t):
+        cuts = sorted(base + kink(t))
+        return mpmath.quad(lambda y: p(y) * max(mpmath.mpf(0), 1 - mpmath.e ** (t - loss(y))), cuts)
+
+    if k == 1:
+        return float(one(mpmath.mpf(eps)))
+    return float(mpmath.quad(lambda y: p(y) * one(eps - loss(y)), base))
+
+
+@pytest.mark.parametrize(("sigma", "rate", "k"), [(1.0, 0.3, 1), (0.8, 0.1, 1),
+                                                  pytest.param(1.0, 0.3, 2, marks=pytest.mark.deep)])
+def test_subsampled_gaussian_against_mpmath_integration(sigma, rate, k):
+    g = lpdp.Accountant().compose(subsampled(GaussianMechanism(sigma), rate), k).guarantee()
+    assert g.route == "certified" and g.relation == "add_remove"
+    for eps in (0.2, 1.0):
+        truth = max(_reference(sigma, rate, k, eps, add) for add in (False, True))
+        lo, hi = g.delta(eps)
+        assert lo <= truth <= hi
+        assert hi - lo <= 0.05 * truth
+
+
+@pytest.mark.deep
+def test_subsampled_gaussian_three_fold_against_mpmath_integration():
+    sigma, rate = 1.0, 0.3
+    p, q = _densities(sigma, rate)
+    mpmath.mp.dps = 15
+    g = lpdp.Accountant().compose(subsampled(GaussianMechanism(sigma), rate), 3).guarantee()
+    cuts = [-20, -3, 0, 1, 4, 20]
+
+    def loss(y):
+        return mpmath.log(p(y) / q(y))
+
+    def nested(t, depth):
+        if depth == 0:
+            return max(mpmath.mpf(0), 1 - mpmath.e ** t)
+        return mpmath.quad(lambda y: p(y) * nested(t - loss(y), depth - 1), cuts)
+
+    truth = float(nested(mpmath.mpf(1.0), 3))   # the removal pair dominates at ε = 1 here
+    lo, hi = g.delta(1.0)
+    assert lo <= truth <= hi
+
+
+@pytest.mark.deep       # dp_accounting's PLD at 1e-5 takes ~50 s here
+def test_large_k_is_consistent_with_the_pld_at_a_fine_grid():
+    sigma, rate, k, delta = 1.5, 0.04, 300, 1e-5
+    g = lpdp.dpsgd(sigma, rate, k).guarantee()
+    lo, hi = g.epsilon(delta)
+    event = dp_accounting.SelfComposedDpEvent(dp_accounting.PoissonSampledDpEvent(
+        rate, dp_accounting.GaussianDpEvent(sigma)), k)
+    eps = {}
+    for pessimistic in (True, False):
+        acc = dp_accounting.pld.PLDAccountant(value_discretization_interval=1e-5)
+        acc._pessimistic_estimate = pessimistic
+        eps[pessimistic] = acc.compose(event).get_epsilon(delta)
+    assert eps[False] <= eps[True]
+    assert lo <= eps[True] and eps[False] <= hi       # each side consistent with the PLD's
+    assert hi - eps[True] <= 0.01
+
+
+def test_the_front_door_spellings_agree():
+    a = lpdp.dpsgd(1.0, batch_size=600, dataset_size=60000, epochs=2)
+    b = lpdp.dpsgd(1.0, 0.01, 200)
+    assert a.parts == b.parts
+    (m, k), = parse({"mechanism": [{"kind": "dpsgd", "noise_multiplier": 1.0, "sampling_rate": 0.01,
+                                    "steps": 200}]})
+    assert (m, k) == b.parts[0]
+    (s, t), = parse({"mechanism": [{"kind": "subsampled", "rate": 0.01, "times": 200,
+                                    "mechanism": {"kind": "gaussian", "sigma": 1.0}}]})
+    assert (s, t) == b.parts[0]
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [
+    ({"sampling_rate": 0.0, "steps": 10}, "sampling_rate=0.0"),
+    ({"sampling_rate": 1.01, "steps": 10}, "sampling_rate=1.01"),
+    ({"batch_size": 700, "dataset_size": 600, "steps": 10}, "batch_size=700"),
+    ({"sampling_rate": 0.1}, "steps"),
+    ({"sampling_rate": 0.1, "steps": 10, "epochs": 1}, "steps"),
+    ({"sampling_rate": 0.1, "batch_size": 10, "dataset_size": 100, "steps": 1}, "sampling_rate"),
+])
+def test_bad_dpsgd_input_names_the_parameter(kwargs, match):
+    with pytest.raises(ParameterError, match=match):
+        lpdp.dpsgd(1.0, **kwargs)
+
+
+def test_the_inline_flag(capsys):
+    assert main(["account", "--dpsgd", "noise_multiplier=2.0,sampling_rate=0.01,steps=100",
+                 "--for-delta", "1e-5", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["relation"] == "add_remove" and out["scheme"] == "poisson"
+    (row,) = out["epsilon_for"]
+    lo, hi = lpdp.dpsgd(2.0, 0.01, 100).guarantee().epsilon(1e-5)
+    assert abs(row["upper"] - hi) <= 1e-9 and row["lower"] <= row["upper"]
+    for bad in ("noise_multiplier=1,sampling_rate=2,steps=3", "noise_multiplier=1,batch_size=9,"
+                "dataset_size=3,steps=3", "noise_multiplier=1,rate=0.1,steps=3"):
+        assert main(["account", "--dpsgd", bad, "--for-delta", "1e-5"]) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1
+
+
+def test_poisson_sampled_events_of_any_supported_event():
+    for inner, mech in [(dp_accounting.GaussianDpEvent(1.0), GaussianMechanism(1.0)),
+                        (dp_accounting.RandomizedResponseDpEvent(0.2, 3), randomized_response(3, math.log1p(
+                            3 * 0.8 / 0.2)))]:
+        event = dp_accounting.SelfComposedDpEvent(dp_accounting.PoissonSampledDpEvent(0.05, inner), 40)
+        acc = from_dp_event(event)
+        (m, k), = acc.parts
+        assert k == 40 and m.rate == 0.05 and m.relation == "add_remove"
+        g = acc.guarantee()
+        ref = lpdp.Accountant().compose(subsampled(mech, 0.05), 40).guarantee()
+        assert abs(g.epsilon(1e-6)[1] - ref.epsilon(1e-6)[1]) <= 1e-9
+        p = to_pld(g)                       # the upper side as a pessimistic PLD, never below it
+        for eps in (0.0, 0.5, 1.0):
+            assert p.get_delta_for_epsilon(eps) >= g.delta(eps)[1]
+    with pytest.raises(LpdpError, match="one Poisson sample"):
+        from_dp_event(dp_accounting.PoissonSampledDpEvent(
+            0.1, dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(1.0), 3)))
+    assert pld is not None
