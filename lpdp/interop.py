@@ -166,11 +166,12 @@ def to_pld(region_or_guarantee: PrivacyRegion | Guarantee, value_discretization_
         return pld.from_gaussian_mechanism(1.0 / mu, pessimistic_estimate=True,
                                            value_discretization_interval=step)
     first, second = getattr(side, "first", None), getattr(side, "second", None)
-    if not (isinstance(first, PrivacyRegion) and isinstance(second, PrivacyRegion)) and hasattr(side, "delta"):
+    both = isinstance(first, PrivacyRegion) and isinstance(second, PrivacyRegion)
+    if not both and hasattr(side, "delta"):
         # any other upper side (a certified bracket's): the region of its profile on a grid of ε, which
         # contains the true region (each line is met), as a pessimistic PLD
         return to_pld(_profile_region(side), step)
-    if isinstance(first, PrivacyRegion) and isinstance(second, PrivacyRegion):
+    if both:
         from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
 
         remove = _pld_from_log_masses(*_region_log_masses(first, step / 2), step, symmetric=True)

@@ -1,4 +1,5 @@
-"""DP-SGD's vocabulary (``lpdp.dpsgd``): noise multiplier, sampling rate (or batch size and dataset size), steps (or epochs).
+"""DP-SGD's vocabulary (``lpdp.dpsgd``): noise multiplier, sampling rate (or batch and dataset size), steps
+(or epochs).
 
 One DP-SGD step with Poisson sampling at rate ``q`` and noise multiplier ``σ`` (Gaussian noise of standard
 deviation ``σ C`` added to the sum of gradients clipped to norm ``C``) is, under add/remove neighbours,

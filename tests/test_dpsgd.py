@@ -155,7 +155,7 @@ def test_poisson_sampled_events_of_any_supported_event():
         event = dp_accounting.SelfComposedDpEvent(dp_accounting.PoissonSampledDpEvent(0.05, inner), 40)
         acc = from_dp_event(event)
         (m, k), = acc.parts
-        assert k == 40 and m.rate == 0.05 and m.relation == "add_remove"
+        assert k == 40 and m.rate == 0.05 and m.relation == "add_remove"   # exact: the echoed inputs
         g = acc.guarantee()
         ref = lpdp.Accountant().compose(subsampled(mech, 0.05), 40).guarantee()
         assert abs(g.epsilon(1e-6)[1] - ref.epsilon(1e-6)[1]) <= 1e-9
