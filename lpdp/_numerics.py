@@ -6,6 +6,10 @@ mass.
 
 from __future__ import annotations
 
+import dataclasses
+import math
+from dataclasses import dataclass
+
 import numpy as np
 from scipy.special import gammaln
 
@@ -49,8 +53,13 @@ def _bd0(x: np.ndarray, n: float, log_p: float) -> np.ndarray:
     x = np.asarray(x, dtype=float)
     log_m = np.log(n) + log_p
     m = np.full(x.shape, n * np.exp(log_p))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = x * (np.log(x) - log_m) + m - x
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+        if m[0:1].size and float(m.flat[0]) >= 1e-300:
+            # log(x / m): one rounded quotient, no cancellation of log x against log m
+            ratio = x / m
+            out = x * np.where((ratio > 1e-300) & (ratio < 1e300), np.log(ratio), np.log(x) - log_m) + m - x
+        else:
+            out = x * (np.log(x) - log_m) + m - x
     near = np.abs(x - m) < 0.1 * (x + m)
     if np.any(near):
         xs, ms = x[near], m[near]
@@ -91,6 +100,34 @@ def log_binom_pmf(n: int, i: np.ndarray, log_p: float, log_q: float) -> np.ndarr
     return out
 
 
+def binomial_error(n: int, log_p: float, log_q: float, p_exact: object) -> ErrorBound:
+    """Floating-point bound of :func:`log_binom_pmf` ``(n, ·, log_p, log_q)`` against the binomial of the
+    exact success probability ``p_exact`` (an mpmath number; docs/reliability.md, "Binomial masses").
+
+    * The means ``m_1 = n p``, ``m_2 = n q`` that Loader's deviances use are rounded; their relative errors
+      ``ρ_1, ρ_2`` are measured here against ``p_exact`` (40 digits). The sum of the two deviances moves by
+      ``|x - m_1| (ρ_1 + ρ_2)`` to first order (its derivatives in ``m`` are ``1 - x/m``), and
+      ``|x - n p| <= sqrt(n |ℓ| / 2)`` by the Chernoff bound ``P(X = x) <= e^{-2 (x - np)^2 / n}``.
+    * The deviances themselves: the series (``|x - m| < 0.1 (x + m)``) is accurate to a few ulps of its
+      value; the direct form ``x log(x/m) + m - x`` holds a deviance of at least ``0.018 x``, and its terms
+      (``|x log(x/m)| + |m - x| <= 0.5 x``) are each rounded to a few ulps: 64 u per nat covers both and
+      the log, sums and ``log sqrt(2 pi x (n-x)/n)``.
+    * Three ``stirlerr`` values: absolute error below 1e-15 each.
+    """
+    import mpmath
+
+    u = UNIT_ROUNDOFF
+    total = float(np.logaddexp(log_p, log_q))
+    m1, m2 = float(n) * math.exp(log_p - total), float(n) * math.exp(log_q - total)
+    with mpmath.workdps(40):
+        pe = mpmath.mpf(p_exact)
+        rho1 = abs(mpmath.mpf(m1) / (n * pe) - 1)
+        rho2 = abs(mpmath.mpf(m2) / (n * (1 - pe)) - 1)
+        rho = float(rho1 + rho2) * (1 + 1e-6) + 4 * u        # + the rounding of m inside _bd0
+    return ErrorBound(mass=u * 40 + 3.1e-15, per_nat=64 * u,
+                      per_sqrt_nat=round_up(rho * math.sqrt(n / 2.0)))
+
+
 def log1mexp(x: np.ndarray | float) -> np.ndarray:
     """``log(1 - e^x)`` for ``x <= 0``, accurate on both sides of ``-log 2`` (Maechler 2012)."""
     x = np.asarray(x, dtype=float)
@@ -114,3 +151,161 @@ def logsumexp(a: np.ndarray) -> float:
     if m == np.inf:
         return np.inf
     return m + float(np.log(np.sum(np.exp(a - m))))
+
+
+#: The unit roundoff of IEEE double precision, ``2^-53``.
+UNIT_ROUNDOFF = 2.0 ** -53
+#: Nats below a query's answer beyond which atoms are bounded in aggregate rather than term by term:
+#: ``e^-45 < 3e-20``, so they move a certified answer by less than 1e-19 relative.
+NEGLIGIBLE_NATS = 45.0
+
+
+def round_up(x: float) -> float:
+    """The next double above ``x`` (``x`` when it is 0, infinite or NaN: a sum of zero error terms is
+    exactly 0)."""
+    return math.nextafter(x, math.inf) if (x and math.isfinite(x)) else x
+
+
+def round_down(x: float) -> float:
+    """The next double below ``x`` (``x`` when it is infinite or NaN)."""
+    return math.nextafter(x, -math.inf) if math.isfinite(x) else x
+
+
+@dataclass(frozen=True)
+class ErrorBound:
+    """Floating-point error of a finite dominating pair computed in log space.
+
+    A region lpdp computes stands for a mathematically exact pair (the composition of the given doubles,
+    taken as exact numbers). The region's stored atom ``j`` (loss ``L̂_j``, log P-mass ``ℓ̂_j``) differs
+    from the true atom ``(L_j, ℓ_j)`` by at most
+
+    * ``L̂_j - loss - loss_down - loss_rel max(L̂_j, 0) <= L_j <= L̂_j + loss + loss_rel max(-L̂_j, 0)``
+      (nats), for every finite atom: ``loss`` either way, ``loss_down`` only downwards (a loss moved up
+      onto a merged level), ``loss_rel`` for losses rounded *outward* (``|L| <= |L̂| <= |L| (1 + rel)``);
+    * ``|ℓ_j - ℓ̂_j| <= mass + per_nat |ℓ̂_j| + per_sqrt_nat sqrt(|ℓ̂_j| + 1)`` (nats), for every atom and
+      for the ``+inf`` mass, unless ``inf_mass`` is given: then that bounds the ``+inf`` mass's log
+      (``0.0``: it is ``math.log`` of the exact mass, e.g. a given δ, so comparisons with ``math.log(δ)``
+      are exact);
+    * atoms left out of the region (masses below a floor, e.g. ``2^-1517``) have total P-mass at most
+      ``e^dropped`` and losses at most ``dropped_top``: the upper side adds that mass below ``dropped_top``.
+
+    The model composes: a product of pairs adds the ``mass`` terms, keeps the largest ``per_nat`` (the
+    magnitudes of the factors' log masses add up to the product's) and adds ``per_sqrt_nat`` in quadrature
+    (Cauchy-Schwarz), which is how a binomial's sensitivity to a rounded success probability,
+    ``|i - k p| u``, grows (``|i - kp| <= sqrt(k |ℓ| / 2)`` by the Chernoff bound). Certified queries
+    (:meth:`lpdp.PrivacyRegion.delta`, :meth:`~lpdp.PrivacyRegion.delta_lower`) widen by it;
+    docs/reliability.md gives each route's argument.
+
+    Examples
+    --------
+    >>> from lpdp._numerics import ErrorBound
+    >>> e = ErrorBound(loss=1e-16, mass=1e-15)
+    >>> e.log_mass(10.0) == 1e-15
+    True
+    >>> e.times(e).mass
+    2e-15
+    """
+
+    loss: float = 0.0
+    mass: float = 0.0
+    per_nat: float = 0.0
+    per_sqrt_nat: float = 0.0
+    inf_mass: float | None = None
+    dropped: float = -math.inf
+    dropped_top: float = -math.inf
+    loss_rel: float = 0.0
+    loss_down: float = 0.0
+
+    def absolute(self, max_abs_loss: float) -> ErrorBound:
+        """The same bound with every loss error symmetric and absolute (``|L̂| <= max_abs_loss``): the
+        form products need (losses of mixed signs add, so relative errors do not carry over)."""
+        if not (self.loss_rel or self.loss_down):
+            return self
+        return ErrorBound(round_up(self.loss + self.loss_down
+                                   + self.loss_rel * max_abs_loss * (1 + 2 * UNIT_ROUNDOFF)),
+                          self.mass, self.per_nat, self.per_sqrt_nat, self.inf_mass, self.dropped,
+                          self.dropped_top)
+
+    def log_inf(self, magnitude: float) -> float:
+        """The bound on the log of the ``+inf`` mass (of magnitude ``|log p_inf|``)."""
+        return float(self.log_mass(magnitude)) if self.inf_mass is None else self.inf_mass
+
+    def log_mass(self, magnitude: float | np.ndarray) -> float | np.ndarray:
+        """The bound on a log mass of magnitude ``|ℓ̂|`` (vectorised)."""
+        if not (self.per_nat or self.per_sqrt_nat):
+            return self.mass if np.ndim(magnitude) == 0 else np.full(np.shape(magnitude), self.mass)
+        return self.mass + self.per_nat * magnitude + self.per_sqrt_nat * np.sqrt(magnitude + 1.0)
+
+    @property
+    def is_zero(self) -> bool:
+        return not (self.loss or self.mass or self.per_nat or self.per_sqrt_nat)
+
+    def widened(self, *, loss: float = 0.0, mass: float = 0.0, per_nat: float = 0.0,
+                per_sqrt_nat: float = 0.0, loss_rel: float = 0.0, loss_down: float = 0.0) -> ErrorBound:
+        """This bound plus further error terms (each rounded up)."""
+        return ErrorBound(round_up(self.loss + loss) if loss else self.loss,
+                          round_up(self.mass + mass) if mass else self.mass,
+                          round_up(self.per_nat + per_nat) if per_nat else self.per_nat,
+                          round_up(self.per_sqrt_nat + per_sqrt_nat) if per_sqrt_nat else self.per_sqrt_nat,
+                          self.inf_mass, self.dropped, self.dropped_top,
+                          round_up(self.loss_rel + loss_rel) if loss_rel else self.loss_rel,
+                          round_up(self.loss_down + loss_down) if loss_down else self.loss_down)
+
+    def with_dropped_top(self, top: float) -> ErrorBound:
+        """This bound with the losses of left-out mass bounded by ``top`` (the lattice's largest loss)."""
+        if self.dropped == -math.inf or top >= self.dropped_top:
+            return self
+        return ErrorBound(self.loss, self.mass, self.per_nat, self.per_sqrt_nat, self.inf_mass,
+                          self.dropped, top, self.loss_rel, self.loss_down)
+
+    def with_dropped(self, log_mass: float, top: float) -> ErrorBound:
+        """This bound with a further ``e^log_mass`` of P-mass left out, at losses up to ``top``."""
+        if log_mass == -math.inf:
+            return self
+        return ErrorBound(self.loss, self.mass, self.per_nat, self.per_sqrt_nat, self.inf_mass,
+                          round_up(float(np.logaddexp(self.dropped, log_mass)) + 1e-15),
+                          max(self.dropped_top, top), self.loss_rel, self.loss_down)
+
+    def times(self, other: ErrorBound, count: int = 1, terms: float = 2.0 ** 20) -> ErrorBound:
+        """The bound of a product of this pair with ``count`` copies of ``other`` (before the product's own
+        rounding, which the caller adds with :meth:`widened`).
+
+        An atom of the product has ``ℓ = ℓ_a + Σ ℓ_b`` (all ``<= 0``, so the magnitudes add), and terms
+        more than :data:`NEGLIGIBLE_NATS` below a merged atom are bounded in aggregate by the caller.
+        An atom of the product sums up to ``terms`` such products, each at most ``45 + log terms`` nats
+        below it when it is not negligible: the per-nat parts are charged for that depth. Relative loss
+        errors must have been made absolute first (:meth:`absolute`)."""
+        if self.loss_rel or other.loss_rel or self.loss_down or other.loss_down:
+            raise ValueError("ErrorBound.times: make relative loss errors absolute first")
+        n = float(count)
+        depth = NEGLIGIBLE_NATS + math.log(max(terms, 1.0))
+        per_nat = max(self.per_nat, other.per_nat)
+        per_sqrt = math.sqrt(self.per_sqrt_nat ** 2 + n * other.per_sqrt_nat ** 2)
+        out = ErrorBound(round_up(self.loss + n * other.loss),
+                         round_up(self.mass + n * other.mass + per_nat * depth + per_sqrt * math.sqrt(depth)),
+                         per_nat, round_up(per_sqrt))
+        # mass left out of a factor is at most that mass in the product (the others sum to <= 1 + tiny),
+        # at a loss the caller bounds (:meth:`with_dropped_top`)
+        for e, times in ((self, 1.0), (other, n)):
+            if e.dropped > -math.inf:
+                out = out.with_dropped(e.dropped + math.log(times) + 1e-12, math.inf)
+        return out
+
+    def mirrored(self, max_abs_loss: float) -> ErrorBound:
+        """The bound of the reversed pair (Q, P): ``log q = log p - L`` carries both errors (and
+        ``|log p| <= |log q| + |L|``; the subtraction rounds once more)."""
+        self = self.absolute(max_abs_loss)
+        out = self.widened(mass=self.loss + self.per_nat * max_abs_loss + 2 * UNIT_ROUNDOFF
+                           + self.per_sqrt_nat * math.sqrt(max_abs_loss),
+                           per_nat=2 * UNIT_ROUNDOFF)
+        out = ErrorBound(out.loss, out.mass, out.per_nat, out.per_sqrt_nat)
+        if self.dropped > -math.inf:      # left-out Q-mass: e^{-L} times the P-mass, |L| <= max_abs_loss
+            out = out.with_dropped(self.dropped + max_abs_loss, math.inf)
+        return out
+
+    def to_dict(self) -> dict[str, float | None]:
+        return dataclasses.asdict(self)
+
+
+#: The error of a region taken as exact (its atoms are the given numbers).
+EXACT = ErrorBound()

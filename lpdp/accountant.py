@@ -90,8 +90,8 @@ class Guarantee:
         Each has ``delta(ε)`` and ``epsilon(δ)``. ``upper`` holds for every adaptive composition of the
         declared mechanisms; ``lower`` is achieved by their dominating pairs.
     exact : bool
-        Whether both sides are the exact composition (the same object, or two outward-rounded sides that
-        agree to about 1e-12 relative).
+        Whether both sides are the exact composition, certified: they differ only by the route's
+        floating-point error bound (about 1e-12 relative; docs/reliability.md).
     route : str
         How it was computed (:data:`Route`).
     relation, scheme : str or None
@@ -257,7 +257,9 @@ def _merged(parts: Sequence[tuple[Mechanism, int]]) -> list[tuple[Mechanism, int
 
 
 def _exact(region: Profile, name: str) -> Guarantee:
-    return Guarantee(region, region, True, name)
+    """Both certified sides of an exact route (a region's :attr:`~PrivacyRegion.lower` is its attack side)."""
+    lower = getattr(region, "lower", region)
+    return Guarantee(lower, region, True, name)
 
 
 def route(parts: Sequence[tuple[Mechanism, int]], *, method: Method = "lattice",
@@ -349,8 +351,7 @@ def _finite_route(parts: list[tuple[Mechanism, int]], method: Method, step: floa
         return _exact(compose_regions([(m.region(), k) for m, k in parts], step=step), "product")
     forward = directed_product([(m.region(), k) for m, k in parts])
     backward = directed_product([(_mirror(m.region()), k) for m, k in parts])
-    both = Larger(forward, backward)
-    return Guarantee(both, both, True, "product")
+    return Guarantee(Larger(forward.lower, backward.lower), Larger(forward, backward), True, "product")
 
 
 #: Largest total count of a mix of finite pairs that are not their own mirror composed by the exact
@@ -396,9 +397,10 @@ class _Below:
 
 def _mirror(region: PrivacyRegion) -> PrivacyRegion:
     """The region of the reversed pair (Q, P)."""
+    top = float(np.max(np.abs(region.losses), initial=0.0))
     return PrivacyRegion.from_log_masses(-region.losses[::-1], region.log_q[::-1], region.log_p[::-1],
                                          log_p_inf=region.log_q_ninf, log_q_ninf=region.log_p_inf,
-                                         check_total=False)
+                                         check_total=False, error=region.error.mirrored(top))
 
 
 def _certified(continuous: list[tuple[Mechanism, int]], finite: list[tuple[Mechanism, int]]

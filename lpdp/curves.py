@@ -258,8 +258,11 @@ def _beta(guarantee: Any, alpha: np.ndarray, tol: float, max_points: int) -> tup
         return beta * (1 - _GAUSS_RTOL), np.minimum(beta * (1 + _GAUSS_RTOL), 1.0), True
     eps = _losses(side) if guarantee.exact else None
     if eps is not None:
-        beta = _f_eps_delta(eps, _sides(guarantee, eps)[1], alpha)
-        return np.maximum(beta - _FINITE_ATOL, 0.0), np.minimum(beta + _FINITE_ATOL, 1.0), True
+        # the guarantee's β from the certified upper δ, the attack's from the certified lower δ (both
+        # exact routes' sides, docs/reliability.md), each widened by the evaluation's rounding
+        d_lo, d_hi = _sides(guarantee, eps)
+        beta_g, beta_a = _f_eps_delta(eps, d_hi, alpha), _f_eps_delta(eps, d_lo, alpha)
+        return np.maximum(beta_g - _FINITE_ATOL, 0.0), np.minimum(beta_a + _FINITE_ATOL, 1.0), True
     return (*_certified_beta(guarantee, alpha, tol, max_points), False)
 
 

@@ -24,11 +24,22 @@ from typing import Any
 
 import numpy as np
 
-from lpdp._numerics import MASS_SUM_RTOL, MEMBERSHIP_TOL, log1mexp, logsumexp
+from lpdp._numerics import (
+    EXACT,
+    MASS_SUM_RTOL,
+    MEMBERSHIP_TOL,
+    NEGLIGIBLE_NATS,
+    UNIT_ROUNDOFF,
+    ErrorBound,
+    log1mexp,
+    logsumexp,
+    round_down,
+    round_up,
+)
 from lpdp._validate import check_delta, check_epsilon
 from lpdp.errors import InternalError, ParameterError
 
-__all__ = ["PrivacyRegion", "check_normalised", "largest_delta_gap"]
+__all__ = ["PrivacyRegion", "LowerSide", "check_normalised", "largest_delta_gap", "merge_error"]
 
 _NEG_INF = -math.inf
 _LOG_TINY = math.log(1e-300)
@@ -58,7 +69,7 @@ class PrivacyRegion:
     True
     """
 
-    __slots__ = ("_loss", "_log_p", "_log_q", "_log_p_inf", "_log_q_ninf", "_prefix", "__weakref__")
+    __slots__ = ("_loss", "_log_p", "_log_q", "_log_p_inf", "_log_q_ninf", "_prefix", "_err", "__weakref__")
 
     _loss: np.ndarray
     _log_p: np.ndarray
@@ -66,10 +77,11 @@ class PrivacyRegion:
     _log_p_inf: float
     _log_q_ninf: float
     _prefix: _Face | None
+    _err: ErrorBound
 
     # ------------------------------------------------------------------ construction
     def __init__(self, loss: np.ndarray, log_p: np.ndarray, log_q: np.ndarray,
-                 log_p_inf: float, log_q_ninf: float) -> None:
+                 log_p_inf: float, log_q_ninf: float, err: ErrorBound = EXACT) -> None:
         # Private: use the from_* constructors, which validate and normalise.
         object.__setattr__(self, "_loss", _readonly(loss))
         object.__setattr__(self, "_log_p", _readonly(log_p))
@@ -77,6 +89,7 @@ class PrivacyRegion:
         object.__setattr__(self, "_log_p_inf", float(log_p_inf))
         object.__setattr__(self, "_log_q_ninf", float(log_q_ninf))
         object.__setattr__(self, "_prefix", None)
+        object.__setattr__(self, "_err", err)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"PrivacyRegion is immutable (cannot set {name!r})")
@@ -87,12 +100,14 @@ class PrivacyRegion:
     def __reduce__(self) -> tuple[type, tuple]:
         # Pickle (Dask workers, copy.deepcopy) through the constructor: slot assignment is refused above,
         # and the prefix face is rebuilt on the first query.
-        return (PrivacyRegion, (self._loss, self._log_p, self._log_q, self._log_p_inf, self._log_q_ninf))
+        return (PrivacyRegion, (self._loss, self._log_p, self._log_q, self._log_p_inf, self._log_q_ninf,
+                                self._err))
 
     @classmethod
     def from_log_masses(cls, loss: Iterable[float], log_p: Iterable[float],
                         log_q: Iterable[float] | None = None, *, log_p_inf: float = _NEG_INF,
-                        log_q_ninf: float = _NEG_INF, check_total: bool = True) -> PrivacyRegion:
+                        log_q_ninf: float = _NEG_INF, check_total: bool = True,
+                        error: ErrorBound | None = None) -> PrivacyRegion:
         """Region of a dominating pair given as finite losses and log masses.
 
         Parameters
@@ -108,6 +123,9 @@ class PrivacyRegion:
             Log of the Q-mass of outcomes with ``p = 0`` (loss ``-inf``).
         check_total : bool
             Require both distributions to sum to one (relative tolerance 1e-9).
+        error : ErrorBound, optional
+            How far the given atoms may lie from the exact pair they stand for (default: they are exact).
+            Certified queries (:meth:`delta`, :meth:`delta_lower`, :meth:`epsilon`, ...) widen by it.
 
         Examples
         --------
@@ -137,23 +155,29 @@ class PrivacyRegion:
         L, lp, lq = L[keep], lp[keep], lq[keep]
         order = np.argsort(-L, kind="stable")
         L, lp, lq = L[order], lp[order], lq[order]
+        err = EXACT if error is None else error
         if L.size > 1:
             starts = np.flatnonzero(np.concatenate(([True], np.diff(L) != 0)))
             if starts.size < L.size:
                 lp = _log_reduce(lp, starts)
                 lq = _log_reduce(lq, starts)
                 L = L[starts]
+                err = merge_error(err, int(np.max(np.diff(np.append(starts, keep.sum())))))
         if check_total:
             tp = np.logaddexp(logsumexp(lp), log_p_inf)
             tq = np.logaddexp(logsumexp(lq), log_q_ninf)
             for name, t in (("P", tp), ("Q", tq)):
                 if not abs(math.expm1(t)) <= MASS_SUM_RTOL:
                     raise ParameterError(f"masses under {name} sum to {math.exp(t)!r}: must sum to 1")
-        return cls(L, lp, lq, log_p_inf, log_q_ninf)
+        return cls(L, lp, lq, log_p_inf, log_q_ninf, err)
 
     @classmethod
     def from_pair(cls, p: Sequence[float], q: Sequence[float], *, log: bool = False) -> PrivacyRegion:
         """Region of the pair (P, Q) on a finite outcome set: ``δ(ε) = Σ_j max(0, p_j - e^ε q_j)``.
+
+        The given floats are taken as exact masses; each loss and log mass is computed in log space and
+        carries its floating-point error (:class:`~lpdp._numerics.ErrorBound`), so certified queries
+        never understate δ (docs/reliability.md, "Tables").
 
         Parameters
         ----------
@@ -178,14 +202,35 @@ class PrivacyRegion:
                 if bad.size:
                     i = int(bad[0])
                     raise ParameterError(f"{name}[{i}]={float(a[i])!r}: masses must be in [0, 1]")
+            pm, qm = lp, lq
             with np.errstate(divide="ignore"):
                 lp, lq = np.log(lp), np.log(lq)
         p_zero, q_zero = lp == _NEG_INF, lq == _NEG_INF
         finite = ~p_zero & ~q_zero
+        u = UNIT_ROUNDOFF
+        loss = lp[finite] - lq[finite]
+        # log(p) and log(q): numpy's log is within 4 ulps, 8 u |log p| (ulp(x) <= 2 u |x|).
+        eta = 2 * u * np.abs(loss) + 8 * u * (np.abs(lp[finite]) + np.abs(lq[finite]))
+        per_nat = 0.0 if log else 8 * u
+        if log:
+            eta = 1.01 * u * np.abs(loss)                   # one rounded subtraction of exact logs
+        else:
+            # log(p / q) where the quotient is a normal double: one rounding (u) and one log (8 u |L|)
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+                ratio = pm[finite] / qm[finite]
+            normal = np.isfinite(ratio) & (ratio >= np.finfo(float).tiny)
+            with np.errstate(divide="ignore"):
+                direct = np.log(np.where(normal, ratio, 1.0))
+            loss = np.where(normal, direct, loss)
+            eta = np.where(normal, 1.01 * u + 8 * u * np.abs(loss), eta)
+            eta = np.where(pm[finite] == qm[finite], 0.0, eta)     # equal masses: loss exactly 0
+        n_inf = int(np.count_nonzero(q_zero & ~p_zero) + np.count_nonzero(p_zero & ~q_zero))
+        err = ErrorBound(loss=round_up(float(np.max(eta, initial=0.0))),
+                         mass=u * (2 * n_inf + 8) + per_nat * NEGLIGIBLE_NATS, per_nat=per_nat + 2 * u)
         return cls.from_log_masses(
-            lp[finite] - lq[finite], lp[finite], lq[finite],
+            loss, lp[finite], lq[finite],
             log_p_inf=logsumexp(lp[q_zero & ~p_zero]),
-            log_q_ninf=logsumexp(lq[p_zero & ~q_zero]),
+            log_q_ninf=logsumexp(lq[p_zero & ~q_zero]), error=err,
         )
 
     @classmethod
@@ -206,14 +251,16 @@ class PrivacyRegion:
         log_p_inf = math.log(dlt) if dlt > 0 else _NEG_INF
         if dlt == 1.0:
             return cls(np.empty(0), np.empty(0), np.empty(0), 0.0, 0.0)
+        # log1p, logaddexp, log: a few ulps each of values below 1 + ε in magnitude; the sums round once.
+        err = ErrorBound(mass=16 * UNIT_ROUNDOFF * (1.0 + eps), per_nat=8 * UNIT_ROUNDOFF, inf_mass=0.0)
         log_rest = math.log1p(-dlt)
         hi = log_rest + eps - float(np.logaddexp(0.0, eps))   # (1-δ) e^ε / (1+e^ε)
         lo = log_rest - float(np.logaddexp(0.0, eps))         # (1-δ) / (1+e^ε)
         if eps == 0.0:
             return cls(np.array([0.0]), np.array([log_rest]), np.array([log_rest]),
-                       log_p_inf, log_p_inf)
+                       log_p_inf, log_p_inf, err)
         return cls(np.array([eps, -eps]), np.array([hi, lo]), np.array([lo, hi]),
-                   log_p_inf, log_p_inf)
+                   log_p_inf, log_p_inf, err)
 
     @classmethod
     def from_constraints(cls, constraints: Iterable[tuple[float, float]]) -> PrivacyRegion:
@@ -425,14 +472,36 @@ class PrivacyRegion:
         """
         return self._face().log_cosupport(np.atleast_1d(np.asarray(eps, dtype=float)))
 
+    @property
+    def error(self) -> ErrorBound:
+        """How far the stored atoms may lie from the exact pair the region stands for."""
+        return self._err
+
+    def with_error(self, error: ErrorBound) -> PrivacyRegion:
+        """The same atoms with another error bound (a route's certified floating-point error)."""
+        return PrivacyRegion(self._loss, self._log_p, self._log_q, self._log_p_inf, self._log_q_ninf, error)
+
+    @property
+    def lower(self) -> LowerSide:
+        """The attack side: ``delta``/``epsilon`` never above the exact pair's (see :meth:`delta_lower`)."""
+        return LowerSide(self)
+
     def log_delta(self, epsilon: float | Sequence[float] | np.ndarray) -> np.ndarray | float:
-        """``log δ(ε)``, exact in log space (useful where δ underflows a float, below 1e-308)."""
+        """``log δ(ε)``, certified from above (useful where δ underflows a float, below 1e-308)."""
         eps = self._check_eps_array(epsilon)
-        out = self._log_delta_unchecked(eps)
+        out = self._certified(eps, upper=True)
+        return float(out[0]) if np.ndim(epsilon) == 0 else out.reshape(np.shape(epsilon))
+
+    def log_delta_lower(self, epsilon: float | Sequence[float] | np.ndarray) -> np.ndarray | float:
+        """``log δ(ε)``, certified from below."""
+        eps = self._check_eps_array(epsilon)
+        out = self._certified(eps, upper=False)
         return float(out[0]) if np.ndim(epsilon) == 0 else out.reshape(np.shape(epsilon))
 
     def delta(self, epsilon: float | Sequence[float] | np.ndarray) -> np.ndarray | float:
-        """Tight ``δ(ε) = p_inf + Σ_{L_j > ε} p_j (1 - e^{ε - L_j})`` (vectorised over ε >= 0).
+        """Tight ``δ(ε) = p_inf + Σ_{L_j > ε} p_j (1 - e^{ε - L_j})`` (vectorised over ε >= 0), certified
+        from above: never below the exact pair's δ, floating-point error included (:meth:`delta_lower`
+        is the other side; they agree to about 1e-12 relative).
 
         Examples
         --------
@@ -440,14 +509,165 @@ class PrivacyRegion:
         >>> PrivacyRegion.from_dp(1.0, 0.1).delta([0.0, 1.0]).round(6).tolist()
         [0.515905, 0.1]
         """
-        out = np.exp(self.log_delta(epsilon))
+        out = _exp_up(self.log_delta(epsilon))
         return float(out) if np.ndim(epsilon) == 0 else out
 
-    def epsilon(self, delta: float) -> float:
-        """Smallest ``ε >= 0`` with ``δ(ε) <= delta``; ``inf`` when ``delta < δ(∞) = p_inf``.
+    def delta_lower(self, epsilon: float | Sequence[float] | np.ndarray) -> np.ndarray | float:
+        """``δ(ε)`` certified from below (an attack bound: the exact pair's δ is at least this).
 
-        The answer is rounded up (it is a valid privacy guarantee): ``δ(ε)`` at the returned ε is
-        checked to be ``<= delta``.
+        Examples
+        --------
+        >>> from lpdp import PrivacyRegion
+        >>> r = PrivacyRegion.from_pair([0.75, 0.25], [0.25, 0.75])
+        >>> r.delta_lower(0.0) <= 0.5 <= r.delta(0.0)
+        True
+        """
+        out = _exp_down(self.log_delta_lower(epsilon))
+        return float(out) if np.ndim(epsilon) == 0 else out
+
+    def _certified(self, eps: np.ndarray, upper: bool) -> np.ndarray:
+        """Certified ``log δ`` at each ε (docs/reliability.md, "Certified evaluation").
+
+        With the route's bound (loss error ``η``, per-atom log-mass error ``Δ_j``), the exact pair's
+        ``δ(ε) <= Σ_j p̂_j e^{Δ_j} (1 - e^{ε - η - L̂_j})_+`` (raising every loss by η is evaluating at
+        ``ε - η``) and ``>= Σ_j p̂_j e^{-Δ_j} (1 - e^{ε + η - L̂_j})_+``. Each term is evaluated as
+        ``exp(g_j - m)`` with ``g_j = ℓ̂_j + log(1 - e^{x_j})``, ``x_j = ε ∓ η - L̂_j``, ``m = max g``, and its
+        own rounding bounded by ``r_j = u (3 |g_j| + |g_j - m| + 2 |log(1-e^{x_j})| + 8)`` (the
+        subtraction, ``log1mexp``, the sum and ``exp``, each a few ulps); the two sides add and subtract
+        ``Σ w_j expm1(±(Δ_j + r_j))``, and the pairwise sum, the log and the addition of ``m`` are bounded by
+        ``u (2 log2 n + 2 |m| + 2 |log S| + 16)``. Atoms more than :data:`NEGLIGIBLE_NATS` below the
+        prefix face's estimate are not summed one by one: the upper side adds their count times the
+        largest of their masses (times 2), the lower side drops them. Cost: O(atoms above ε) comparisons
+        and O(relevant atoms) ``exp``.
+        """
+        err = self._err
+        rel = err.loss_rel
+        eta = err.loss if upper else err.loss + err.loss_down
+        L, lp = self._loss, self._log_p
+        u = UNIT_ROUNDOFF
+        if eta:
+            shifted = np.nextafter(eps - eta, -np.inf) if upper else np.nextafter(eps + eta, np.inf)
+        else:
+            shifted = eps
+        # atoms with L̂ > the shifted ε (upper: negative L̂ may rise by rel |L̂|, a few more)
+        reach = np.where(shifted < 0, shifted * (1 - 2.0 * rel) - 1e-300, shifted) if (rel and upper) \
+            else shifted
+        counts = np.searchsorted(-L, -reach, side="left")
+        guesses = self._face().log_delta(shifted)
+        out = np.empty(eps.shape)
+        log_inf = self._log_p_inf
+        has_inf = log_inf > _NEG_INF
+        inf_err = err.log_inf(abs(log_inf)) if has_inf else 0.0
+        exact_masses = err.is_zero
+        for t in range(eps.size):
+            s, n, guess = float(shifted[t]), int(counts[t]), float(guesses[t])
+            rest, dropped_top = 0, _NEG_INF
+            if n:
+                lpn = lp[:n]
+                if guess > _NEG_INF:
+                    keep = lpn >= guess - NEGLIGIBLE_NATS - math.log(n + 1.0)
+                    kept = int(np.count_nonzero(keep))
+                    if kept < n:
+                        rest = n - kept
+                        dropped_top = float(np.max(lpn, where=~keep, initial=_NEG_INF))
+                        idx = np.flatnonzero(keep)
+                        lpn, ln = lpn[idx], L[idx]
+                    else:
+                        ln = L[:n]
+                else:
+                    ln = L[:n]
+            else:
+                lpn = ln = lp[:0]
+            if upper and err.dropped > _NEG_INF and s < err.dropped_top:
+                rest_top = float(np.logaddexp(dropped_top + math.log(2.0 * rest) if rest else _NEG_INF,
+                                              err.dropped))
+                rest, dropped_top = 1, rest_top - math.log(2.0)
+            if lpn.size == 0 and not rest:
+                if not has_inf:
+                    out[t] = _NEG_INF
+                elif not inf_err:
+                    out[t] = log_inf       # only the +inf mass: its stored log (nothing is summed)
+                else:
+                    out[t] = round_up(log_inf + inf_err) if upper else round_down(log_inf - inf_err)
+                continue
+            if rel:
+                # outward-rounded losses: the upper side raises the negative ones by rel |L̂|, the lower
+                # side lowers the positive ones
+                xs = s - ln - rel * np.maximum(-ln, 0.0) if upper else s - ln + rel * np.maximum(ln, 0.0)
+                xs = np.nextafter(xs, -np.inf) if upper else np.nextafter(xs, np.inf)
+                live = xs < 0
+                if not np.all(live):
+                    lpn, xs = lpn[live], xs[live]
+            else:
+                xs = s - ln
+            with np.errstate(divide="ignore"):
+                ell = log1mexp(xs)
+            g = lpn + ell
+            m = max(float(np.max(g, initial=_NEG_INF)), log_inf)
+            if m == _NEG_INF:
+                out[t] = round_up(dropped_top + math.log(2.0 * rest)) if upper and rest else _NEG_INF
+                continue
+            with np.errstate(under="ignore"):
+                w = np.exp(g - m)
+            r = u * (3 * np.abs(g) + np.abs(g - m) - 2 * ell + 8)
+            if not exact_masses:
+                r = r + err.log_mass(-lpn)
+            w_sum = float(np.sum(w))
+            w_inf = math.exp(log_inf - m) if has_inf else 0.0
+            if upper:
+                total = w_sum + float(np.dot(w, np.expm1(r)))
+                total += w_inf * math.exp(inf_err + u * (abs(log_inf) + abs(m) + 4)) if has_inf else 0.0
+                if rest:
+                    total += 2.0 * rest * math.exp(min(dropped_top - m, 0.0))
+            else:
+                total = w_sum - float(np.dot(w, -np.expm1(-r)))
+                total += w_inf * math.exp(-inf_err - u * (abs(log_inf) + abs(m) + 4)) if has_inf else 0.0
+            if not total > 0:
+                out[t] = _NEG_INF if not upper else round_up(m)
+                continue
+            log_s = math.log(total)
+            gamma = u * (2 * math.log2(g.size + 2) + 2 * abs(m) + 2 * abs(log_s) + 16)
+            out[t] = min(round_up(m + log_s + gamma), 0.0) if upper else round_down(m + log_s - gamma)
+        return out
+
+    def _log_delta_nominal(self, e: float) -> float:
+        return float(self._log_delta_unchecked(np.array([e]))[0])
+
+    def _epsilon_nominal(self, log_dlt: float) -> float:
+        """The smallest ε >= 0 with the *computed* (uncertified) δ(ε) <= e^{log_dlt} (closed form, then
+        rounded up until the prefix face agrees)."""
+        if log_dlt >= self._log_delta_nominal(0.0):
+            return 0.0
+        if log_dlt < self._log_p_inf:
+            return math.inf
+        face = self._face()
+        lo, hi = face.solve(log_dlt)
+
+        def valid(e: float) -> bool:
+            return self._log_delta_nominal(e) <= log_dlt
+
+        for _ in range(4):                    # the closed form is right to a few ulps: step up
+            if valid(lo):
+                return lo
+            lo = float(np.nextafter(lo, math.inf))
+        if not valid(hi):
+            raise InternalError(f"epsilon: delta({hi!r}) exceeds delta at a breakpoint where it should "
+                                f"not (a defect in lpdp: please report it)")
+        while True:                           # bisection keeping valid(hi), not valid(lo)
+            mid = 0.5 * (lo + hi)
+            if mid in (lo, hi):
+                return hi
+            lo, hi = (lo, mid) if valid(mid) else (mid, hi)
+
+    def _top_loss(self) -> float:
+        return float(self._loss[0]) if self._loss.size else _NEG_INF
+
+    def epsilon(self, delta: float) -> float:
+        """Smallest ``ε >= 0`` with ``δ(ε) <= delta``, certified from above (a valid privacy guarantee);
+        ``inf`` when ``delta`` may be below ``δ(∞) = p_inf``.
+
+        The returned ε is checked with the certified :meth:`delta`: ``delta(ε) <= delta``.
+        :meth:`epsilon_lower` is the attack side.
 
         Examples
         --------
@@ -457,30 +677,91 @@ class PrivacyRegion:
         """
         dlt = check_delta(delta, "delta")
         log_dlt = math.log(dlt) if dlt > 0 else _NEG_INF
-        if log_dlt >= float(self._log_delta_unchecked(np.array([0.0]))[0]):
+        eta = self._err.loss
+
+        def cert(e: float) -> float:
+            return float(self._certified(np.array([e]), upper=True)[0])
+
+        if cert(0.0) <= log_dlt:
             return 0.0
-        if log_dlt < self._log_p_inf:
+        if self._log_p_inf > _NEG_INF and cert(math.inf if not self._loss.size else
+                                              round_up(self._top_loss() + eta) + 1.0) > log_dlt:
             return math.inf
-        # Between consecutive losses δ(ε) = C_n + (1 - e^{ε - L_n}) D_n (see _Face): locate n by binary
-        # search on the breakpoint values C_n, solve in closed form, then round up until δ(ε) <= delta.
-        face = self._face()
-        lo, hi = face.solve(log_dlt)
-
-        def valid(e: float) -> bool:
-            return float(self._log_delta_unchecked(np.array([e]))[0]) <= log_dlt
-
-        for _ in range(4):                    # the closed form is right to a few ulps: step up
-            if valid(lo):
-                return lo
-            lo = float(np.nextafter(lo, math.inf))
-        if not valid(hi):
-            raise InternalError(f"epsilon(delta={delta!r}): delta({hi!r}) exceeds delta at a breakpoint "
-                                f"where it should not (a defect in lpdp: please report it)")
-        while True:                           # bisection keeping valid(hi), not valid(lo)
+        top_loss = self._top_loss()
+        if self._err.loss_rel and top_loss < 0:
+            top_loss = round_up(top_loss + self._err.loss_rel * abs(top_loss))
+        top = round_up(top_loss + eta) if eta else top_loss
+        if self._err.dropped > _NEG_INF:
+            top = max(top, round_up(self._err.dropped_top + eta))
+        if dlt == 0.0:
+            return max(top, 0.0)   # no finite loss of the exact pair exceeds L̂_max + η
+        target = log_dlt
+        hi = top
+        if not math.isfinite(hi) or cert(hi) > log_dlt:
+            hi = round_up(round_up(self._top_loss() + eta) + 1.0) if self._loss.size else 1.0
+            if cert(hi) > log_dlt:
+                return math.inf
+        for _ in range(8):
+            e = self._epsilon_nominal(target)
+            if not math.isfinite(e):
+                break
+            e = round_up(e + eta) if eta else e
+            c = cert(e)
+            if c <= log_dlt:
+                return e
+            target -= 2.0 * (c - log_dlt) + 4 * UNIT_ROUNDOFF * max(abs(log_dlt), 1.0)
+            lo = e
+        else:
+            lo = 0.0
+        lo = 0.0 if not math.isfinite(lo) else lo
+        while True:                           # bisection on the certified side
             mid = 0.5 * (lo + hi)
             if mid in (lo, hi):
                 return hi
-            lo, hi = (lo, mid) if valid(mid) else (mid, hi)
+            lo, hi = (lo, mid) if cert(mid) > log_dlt else (mid, hi)
+
+    def epsilon_lower(self, delta: float) -> float:
+        """An ε below the exact pair's smallest ε with ``δ(ε) <= delta`` (an attack bound): at the
+        returned ε, :meth:`delta_lower` is above ``delta`` (or it is 0).
+
+        Examples
+        --------
+        >>> from lpdp import PrivacyRegion
+        >>> r = PrivacyRegion.from_dp(1.0, 0.1)
+        >>> r.epsilon_lower(0.1) <= 1.0 <= r.epsilon(0.1)
+        True
+        """
+        dlt = check_delta(delta, "delta")
+        log_dlt = math.log(dlt) if dlt > 0 else _NEG_INF
+        eta = self._err.loss
+
+        def cert(e: float) -> float:
+            return float(self._certified(np.array([e]), upper=False)[0])
+
+        if cert(0.0) <= log_dlt:
+            return 0.0
+        if self._log_p_inf > _NEG_INF:
+            big = round_up(self._top_loss() + eta) + 1.0 if self._loss.size else 0.0
+            if cert(big) > log_dlt:
+                return math.inf          # the exact pair's δ(∞) is above delta
+        if dlt == 0.0:
+            top_loss = self._top_loss()
+            if self._err.loss_rel and top_loss > 0:
+                top_loss = round_down(top_loss - self._err.loss_rel * abs(top_loss))
+            eta_down = eta + self._err.loss_down
+            e = round_down(top_loss - eta_down) if eta_down else round_down(top_loss)
+        else:
+            e = self._epsilon_nominal(log_dlt)
+            e = round_down(round_down(e - eta) if eta else round_down(e))
+        step = 4 * UNIT_ROUNDOFF * max(abs(e), 1.0)
+        for _ in range(60):
+            if e <= 0:
+                return 0.0
+            if cert(e) > log_dlt:
+                return e
+            e = round_down(e - step)
+            step *= 4
+        return 0.0
 
     # ------------------------------------------------------------------ profile face
     def profile(self) -> list[tuple[float, float]]:
@@ -637,6 +918,32 @@ class PrivacyRegion:
         if np.any(bad):
             raise ParameterError(f"epsilon={float(arr[bad][0])!r}: must be finite and >= 0")
         return arr
+
+
+class LowerSide:
+    """The attack side of a region: ``delta`` and ``epsilon`` certified from below.
+
+    Examples
+    --------
+    >>> from lpdp import PrivacyRegion
+    >>> r = PrivacyRegion.from_dp(1.0, 0.1)
+    >>> r.lower.delta(1.0) <= 0.1 <= r.delta(1.0)
+    True
+    """
+
+    __slots__ = ("region",)
+
+    def __init__(self, region: PrivacyRegion) -> None:
+        self.region = region
+
+    def delta(self, epsilon: float | Sequence[float] | np.ndarray) -> np.ndarray | float:
+        return self.region.delta_lower(epsilon)
+
+    def epsilon(self, delta: float) -> float:
+        return self.region.epsilon_lower(delta)
+
+    def log_delta(self, epsilon: float | Sequence[float] | np.ndarray) -> np.ndarray | float:
+        return self.region.log_delta_lower(epsilon)
 
 
 def check_normalised(region: PrivacyRegion, what: str) -> None:
@@ -831,6 +1138,36 @@ class _Face:
             eps = float(self.loss[i]) + (float(log1mexp(ratio)) if ratio < 0 else _NEG_INF)
         floor = float(self.loss[i + 1]) if i + 1 < self.loss.size else 0.0
         return max(eps, floor, 0.0), float(self.loss[i])
+
+
+def _exp_up(x: np.ndarray | float) -> np.ndarray:
+    """``e^x`` rounded up (numpy's exp is within 1 ulp), clipped to [0, 1] for log probabilities."""
+    with np.errstate(under="ignore"):
+        v = np.exp(np.asarray(x, dtype=float))
+    return np.minimum(np.where(v > 0, np.nextafter(v, np.inf), v), 1.0)
+
+
+def _exp_down(x: np.ndarray | float) -> np.ndarray:
+    """``e^x`` rounded down (for the attack side), clipped to [0, 1]."""
+    with np.errstate(under="ignore"):
+        v = np.exp(np.asarray(x, dtype=float))
+    return np.clip(np.nextafter(v, -np.inf), 0.0, 1.0)
+
+
+def merge_error(err: ErrorBound, group: int) -> ErrorBound:
+    """The bound after atoms are merged ``group`` at a time by :func:`_log_reduce` (a sum of positive
+    terms in log space).
+
+    Each term ``e^{a - m}`` (``m`` the group's largest) is rounded to ``u (|a - m| + 2)`` relative, and
+    ``x e^{-x} <= 1/e`` bounds the weighted sum of the ``|a - m| u`` parts; the pairwise sum adds
+    ``group u``, the log and the addition of ``m`` ``u (|ℓ| + 2)``. The inherited per-atom bounds are those
+    of atoms at most :data:`NEGLIGIBLE_NATS` ``+ log group`` nats below the merged mass (deeper ones weigh
+    less than ``e^-45`` in aggregate and carry relative errors far below 1).
+    """
+    depth = NEGLIGIBLE_NATS + math.log(max(group, 1))
+    u = UNIT_ROUNDOFF
+    return err.widened(mass=err.per_nat * depth + err.per_sqrt_nat * math.sqrt(depth) + u * (group + 6),
+                       per_nat=2 * u)
 
 
 def _log_reduce(a: np.ndarray, starts: np.ndarray) -> np.ndarray:

@@ -20,7 +20,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["convolve", "log_convolve", "log_power"]
+from lpdp._numerics import NEGLIGIBLE_NATS, UNIT_ROUNDOFF, ErrorBound, round_up
+
+__all__ = ["convolve", "log_convolve", "log_power", "convolve_error", "log_convolve_error"]
 
 #: A linear-route result below this (relative to its reference) is not trusted: go one level deeper.
 _DEEP = 1e-250
@@ -134,7 +136,8 @@ def _runs(log_a: np.ndarray, floor: float) -> list[tuple[int, np.ndarray, float]
     return runs
 
 
-def log_convolve(log_a: np.ndarray, log_b: np.ndarray, floor: float = LOG_FLOOR) -> np.ndarray:
+def log_convolve(log_a: np.ndarray, log_b: np.ndarray, floor: float = LOG_FLOOR,
+                 errors: list[ErrorBound] | None = None) -> np.ndarray:
     """``log(e^log_a * e^log_b)``: the exact convolution of two non-negative 1-D arrays in log space.
 
     Each array is cut into runs of one magnitude slab (:func:`_runs`); every pair of runs is convolved in
@@ -142,10 +145,16 @@ def log_convolve(log_a: np.ndarray, log_b: np.ndarray, floor: float = LOG_FLOOR)
     most ``n u`` per entry, none subnormal) and the pairs are added with ``logaddexp``. Entries below
     ``floor`` (default ``2^-1517``; ``-inf`` keeps every mass, at one more run per 340 nats of depth) are
     dropped. Cost: one full-length direct convolution plus one short one per pair of runs.
+
+    With ``errors`` given, the call's own floating-point bound (:func:`log_convolve_error`, with the
+    actual number of run pairs) is appended to it.
     """
     out = np.full(log_a.size + log_b.size - 1, -np.inf)
     runs_b = _runs(log_b, floor)
-    for start_a, va, sa in _runs(log_a, floor):
+    runs_a = _runs(log_a, floor)
+    if errors is not None:
+        errors.append(log_convolve_error(log_a.size, log_b.size, floor, len(runs_a) * len(runs_b)))
+    for start_a, va, sa in runs_a:
         for start_b, vb, sb in runs_b:
             if sa + sb < floor:
                 continue
@@ -157,20 +166,68 @@ def log_convolve(log_a: np.ndarray, log_b: np.ndarray, floor: float = LOG_FLOOR)
     return out
 
 
-def log_power(log_base: np.ndarray, k: int) -> np.ndarray:
+def log_power(log_base: np.ndarray, k: int, errors: list[ErrorBound] | None = None) -> np.ndarray:
     """``k``-fold convolution power of ``e^log_base`` by squaring (:func:`log_convolve`, exact).
 
     Relative error per entry at most about ``2 k (n u)`` in the worst case (every level of squaring
-    doubles the relative error it inherits); in practice ~1e-13 at k = 10^4.
+    doubles the relative error it inherits); in practice ~1e-13 at k = 10^4. With ``errors`` given, the
+    bound of the power of an exact base (:meth:`ErrorBound.times` of the squarings and each
+    :func:`log_convolve`'s own) is appended to it.
     """
+    own: list[ErrorBound] | None = [] if errors is not None else None
+    err_result: ErrorBound | None = None
+    err_square = ErrorBound()
     result: np.ndarray | None = None
     square = log_base
     while True:
         if k & 1:
-            result = square if result is None else log_convolve(result, square)
+            if result is None:
+                result, err_result = square, err_square
+            else:
+                result = log_convolve(result, square, errors=own)
+                if own is not None:
+                    err_result = err_result.times(err_square).times(own.pop())
         k >>= 1
         if not k:
             break
-        square = log_convolve(square, square)
+        square = log_convolve(square, square, errors=own)
+        if own is not None:
+            err_square = err_square.times(err_square).times(own.pop())
     assert result is not None
+    if errors is not None:
+        errors.append(err_result)
     return result
+
+
+def convolve_error(steps: int, atoms: int, cells: float) -> ErrorBound:
+    """Floating-point error of :func:`convolve` over ``steps`` mechanisms of up to ``atoms`` atoms on a
+    box of ``cells`` cells, for exact input masses (compose the inputs' own bounds with
+    :meth:`ErrorBound.times`).
+
+    Per step, a target's mass is a sum of at most ``atoms`` positive terms ``w e^{c - ref}``: the
+    subtraction ``c - ref`` rounds by ``u |c|`` and ``|c|`` is at most the target's ``|log mass|`` plus
+    :data:`~lpdp._numerics.NEGLIGIBLE_NATS` and ``log cells`` for every term that is not negligible;
+    ``exp``, the weight's ``exp``, the product and the sum add ``(atoms + 4) u``; the ``log`` stores the
+    result to ``u (|ℓ| + 1)``. The deeper levels and the ``logaddexp`` fallback are no worse. So each step
+    adds ``2 u`` per nat and ``u (atoms + 2 (45 + log cells) + 8)``.
+    """
+    u = UNIT_ROUNDOFF
+    per_step = u * (atoms + 2 * (NEGLIGIBLE_NATS + math.log(max(cells, 1.0))) + 8)
+    return ErrorBound(mass=round_up(steps * per_step), per_nat=round_up(2 * u * steps))
+
+
+def log_convolve_error(len_a: int, len_b: int, floor: float = LOG_FLOOR, pairs: int = 1) -> ErrorBound:
+    """Floating-point error of one :func:`log_convolve` of exact inputs with ``pairs`` pairs of runs.
+
+    Each factor is ``e^{x - scale}`` with ``|x - scale| <= _SLAB``: ``u (341 + 1)`` each; a direct
+    convolution sums at most ``min(len)`` products (``min(len) u``); the log and the scale add
+    ``u (|ℓ| + 2)`` and the ``logaddexp`` of the run pairs ``2 u`` per pair. Entries below ``floor`` are
+    left out: at most ``len_a + len_b + len_out`` of them, each below ``e^floor``, recorded as dropped
+    mass (at a loss the caller bounds).
+    """
+    u = UNIT_ROUNDOFF
+    err = ErrorBound(mass=round_up(u * (min(len_a, len_b) + 2 * (_SLAB + 1) + 2 * pairs + 8)),
+                     per_nat=round_up(2 * u))
+    if floor > -math.inf:
+        err = err.with_dropped(floor + math.log(2.0 * (len_a + len_b)), math.inf)
+    return err

@@ -8,7 +8,8 @@ route (mixture, closed form, lattice) sees identical losses. Different keys whos
 losses are mathematically equal (``ε1/ε2`` rational, e.g. Figure 2's ``ε1 = 2 ε2``) can still differ in the
 last bits; :func:`region_from_atoms` merges them onto the largest of their computed losses, which can only
 increase δ(ε) (by at most ``mass * tolerance``), either by integer level (:func:`commensurate_units`, no
-sort) or by merging losses closer than :func:`merge_tolerance`; the level of 0 becomes exactly 0.
+sort) or by merging losses closer than :func:`merge_tolerance`; the level of 0 becomes exactly 0 (losses are
+only ever moved up, so the upper side needs no widening for it; the lower side's bound records the move).
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from lpdp.region import PrivacyRegion
+from lpdp._numerics import EXACT, UNIT_ROUNDOFF, ErrorBound, round_up
+from lpdp.region import PrivacyRegion, merge_error
 
 #: Losses closer than this many ulps of the largest possible |loss| are the same level.
 MERGE_ULPS = 64
@@ -72,6 +74,14 @@ def lattice_loss(epsilons: Sequence[float], counts: Sequence[np.ndarray]) -> np.
     return np.where(outward, np.nextafter(total, np.where(rest > 0, np.inf, -np.inf)), total)
 
 
+def level_loss_error(err: ErrorBound, slack: Fraction) -> ErrorBound:
+    """``err`` widened for :func:`level_losses`: the result is ``ℓ Δ + sign(ℓ) slack`` rounded outward
+    (twice), so the exact loss of a key is never farther from 0 than it (no upward move for the upper
+    side) and at most ``2 slack`` plus the roundings (``4 u |L̂|``) closer to 0."""
+    return err.widened(loss_down=round_up(float(2 * slack) * (1 + 4 * UNIT_ROUNDOFF)) if slack else 0.0,
+                       loss_rel=4 * UNIT_ROUNDOFF)
+
+
 def level_losses(step: float, levels: np.ndarray, slack: Fraction) -> np.ndarray:
     """Losses of integer levels ``ℓ`` on a step: ``ℓ Δ`` plus ``sign(ℓ) slack``, rounded away from zero.
 
@@ -109,8 +119,8 @@ def commensurate_units(epsilons: Sequence[float], max_denominator: int = 1000) -
 
 
 def region_from_atoms(loss: np.ndarray, log_p: np.ndarray, *, log_p_inf: float = -math.inf,
-                      log_q_ninf: float | None = None, tol: float = 0.0, level: np.ndarray | None = None
-                      ) -> PrivacyRegion:
+                      log_q_ninf: float | None = None, tol: float = 0.0, level: np.ndarray | None = None,
+                      error: ErrorBound | None = None) -> PrivacyRegion:
     """Region of a lattice given the losses and log P-masses of its atoms (any shape).
 
     ``log_q = log_p - loss`` (the Q-mass of an atom is ``e^{-L}`` times its P-mass), and the ``-inf`` mass
@@ -119,7 +129,12 @@ def region_from_atoms(loss: np.ndarray, log_p: np.ndarray, *, log_p_inf: float =
     sorting, at the largest of their computed losses (exactly 0 for level 0). Without ``level``, losses
     within ``tol`` of each other are moved onto the largest of them before the exact-equality merge of
     :meth:`PrivacyRegion.from_log_masses`.
+
+    ``error`` bounds the given atoms' errors (:class:`~lpdp._numerics.ErrorBound`); moving a loss onto the
+    largest of its group widens the loss bound by ``tol`` (the true loss may lie that far below), and
+    binning widens the mass bound by :func:`~lpdp.region.merge_error`.
     """
+    err = EXACT if error is None else error
     L = np.asarray(loss, dtype=float).ravel()
     lp = np.asarray(log_p, dtype=float).ravel()
     keep = np.isfinite(lp)
@@ -132,20 +147,37 @@ def region_from_atoms(loss: np.ndarray, log_p: np.ndarray, *, log_p_inf: float =
         top = np.full(size, -np.inf)
         np.maximum.at(top, idx, lp)
         total = np.bincount(idx, weights=np.exp(lp - top[idx]), minlength=size)
+        err = merge_error(err, int(np.max(np.bincount(idx, minlength=size))))
         rep = np.full(size, -np.inf)
         np.maximum.at(rep, idx, L)
         used = np.isfinite(top)
-        L, lp = rep[used], np.log(total[used]) + top[used]
-        L[np.flatnonzero(used) + low == 0] = 0.0
+        moved = rep.copy()
+        moved[low + np.arange(size) == 0] = 0.0
+        err = _shifted(err, L, moved[idx])
+        L, lp = moved[used], np.log(total[used]) + top[used]
     elif tol > 0 and L.size > 1:
         order = np.argsort(-L)
         L, lp = L[order], lp[order]
         new_group = np.concatenate(([True], (L[:-1] - L[1:]) > tol))
-        L = L[new_group][np.cumsum(new_group) - 1]
-        L[np.abs(L) <= tol] = 0.0
+        moved = L[new_group][np.cumsum(new_group) - 1]
+        moved[(moved <= 0) & (moved >= -tol)] = 0.0      # up onto 0 (a tiny positive level stays)
+        err = _shifted(err, L, moved)
+        L = moved
     return PrivacyRegion.from_log_masses(L, lp, lp - L, log_p_inf=log_p_inf,
                                          log_q_ninf=log_p_inf if log_q_ninf is None else log_q_ninf,
-                                         check_total=False)
+                                         check_total=False, error=err)
+
+
+def _shifted(err: ErrorBound, before: np.ndarray, after: np.ndarray) -> ErrorBound:
+    """The bound after losses are moved from ``before`` to ``after``: up moves may overstate a loss
+    (``loss_down``), down moves understate it (``loss``)."""
+    up = float(np.max(after - before, initial=0.0))
+    down = float(np.max(before - after, initial=0.0))
+    if up:
+        err = err.widened(loss_down=round_up(up * (1 + 4 * UNIT_ROUNDOFF)))
+    if down:
+        err = err.widened(loss=round_up(down * (1 + 4 * UNIT_ROUNDOFF)))
+    return err
 
 
 def identity_region() -> PrivacyRegion:

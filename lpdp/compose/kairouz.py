@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from lpdp._limits import check_budget, seconds_for
-from lpdp._numerics import log_binom_pmf, log_softplus
+from lpdp._numerics import UNIT_ROUNDOFF, ErrorBound, binomial_error, log_binom_pmf, log_softplus
 from lpdp._validate import check_delta, check_epsilon, check_int
 from lpdp.compose._levels import lattice_loss
 from lpdp.region import PrivacyRegion, check_normalised
@@ -26,6 +26,17 @@ __all__ = ["homogeneous"]
 #: ~1 s per 10^6 atoms on one shared core; rounded up so that an accepted k stays within the budget).
 _BYTES_PER_ATOM = 256.0
 _OPS_PER_ATOM = 100.0
+
+
+def rr_binomial_error(eps: float, k: int, lp: float, lq: float) -> ErrorBound:
+    """Bound of the k-fold ε randomised response's atoms (docs/reliability.md, "Kairouz"):
+    :func:`~lpdp._numerics.binomial_error` for the exact ``1 / (1 + e^ε)``, the losses ``(k - 2i) ε``
+    exact and rounded outward (``2 u |L|``), and ``(1 - δ)^k`` in log space (4 u per nat)."""
+    import mpmath
+
+    with mpmath.workdps(40):
+        p_exact = 1 / (1 + mpmath.exp(mpmath.mpf(eps)))
+    return binomial_error(k, lp, lq, p_exact).widened(loss_rel=2 * UNIT_ROUNDOFF, per_nat=4 * UNIT_ROUNDOFF)
 
 
 def homogeneous(epsilon: float, delta: float, k: int) -> PrivacyRegion:
@@ -50,6 +61,8 @@ def homogeneous(epsilon: float, delta: float, k: int) -> PrivacyRegion:
     eps = check_epsilon(epsilon, "epsilon")
     dlt = check_delta(delta, "delta")
     k = check_int(k, "k", 1)
+    if k == 1:
+        return PrivacyRegion.from_dp(eps, dlt)       # the pair itself: its masses from (ε, δ) directly
     if dlt == 1.0 or eps == 0.0:
         # One outcome class: either everything is revealed or every finite outcome has loss 0.
         if dlt == 1.0:
@@ -64,10 +77,11 @@ def homogeneous(epsilon: float, delta: float, k: int) -> PrivacyRegion:
     i = np.arange(k + 1)
     # i disagreeing coordinates: a Binomial(k, 1/(1+e^ε)) count under P, Binomial(k, e^ε/(1+e^ε)) under Q.
     log_rest = k * math.log1p(-dlt)
-    log_p = log_rest + log_binom_pmf(k, i, -float(log_softplus(eps)), -float(log_softplus(-eps)))
+    lp, lq = -float(log_softplus(eps)), -float(log_softplus(-eps))
+    log_p = log_rest + log_binom_pmf(k, i, lp, lq)
     loss = lattice_loss([eps], [k - 2 * i])     # the exact (k - 2i) ε, rounded away from zero
     log_inf = math.log(-math.expm1(log_rest)) if dlt > 0 else -math.inf
     region = PrivacyRegion.from_log_masses(loss, log_p, log_p[::-1], log_p_inf=log_inf, log_q_ninf=log_inf,
-                                           check_total=False)
+                                           check_total=False, error=rr_binomial_error(eps, k, lp, lq))
     check_normalised(region, f"homogeneous({eps!r}, {dlt!r}, {k})")
     return region

@@ -22,6 +22,7 @@ plus the slack ``k max_j |L_j - u_j Δ|`` (exact, outward), never below a key's 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable, Sequence
 from fractions import Fraction
@@ -29,18 +30,19 @@ from fractions import Fraction
 import numpy as np
 
 from lpdp._limits import check_budget, seconds_for
-from lpdp._numerics import log1mexp
+from lpdp._numerics import UNIT_ROUNDOFF, ErrorBound, log1mexp, round_up
 from lpdp._validate import check_int, check_positive
-from lpdp.compose._convolve import convolve, log_convolve, log_power
+from lpdp.compose._convolve import convolve, convolve_error, log_convolve, log_power
 from lpdp.compose._levels import (
     commensurate_units,
     lattice_loss,
+    level_loss_error,
     level_losses,
     merge_tolerance,
     region_from_atoms,
 )
 from lpdp.errors import ParameterError
-from lpdp.region import PrivacyRegion
+from lpdp.region import PrivacyRegion, merge_error
 
 __all__ = ["multi", "compose_regions", "directed_product"]
 
@@ -117,9 +119,13 @@ def compose_regions(parts: Sequence[tuple[PrivacyRegion, int]], *, step: float |
         return region_from_atoms(np.empty(0), np.empty(0), log_p_inf=0.0)
     # Every mass is read from an edge with L >= 0 (an atom of loss -L has the P-mass of its mirror's
     # Q-mass): those edges sit near bI = 0 where their lengths keep full relative precision.
-    loss, log_p, tol = _product_atoms(regions, counts, step, [
-        np.where(r.losses >= 0, r.log_p, r.log_q[::-1]) for r in regions])
-    return region_from_atoms(loss, log_p, log_p_inf=_log_leak(regions, counts, "log_p_inf"), tol=tol)
+    inputs = [r.error if not np.any(r.losses < 0) else r.error.mirrored(float(np.max(np.abs(r.losses))))
+              for r in regions]       # the masses of negative losses are read from the mirror's q
+    loss, log_p, tol, err = _product_atoms(regions, counts, step, [
+        np.where(r.losses >= 0, r.log_p, r.log_q[::-1]) for r in regions], inputs)
+    log_inf, inf_err = _log_leak(regions, counts, "log_p_inf")
+    return region_from_atoms(loss, log_p, log_p_inf=log_inf, tol=tol,
+                             error=_with_inf(err, inf_err))
 
 
 def directed_product(parts: Sequence[tuple[PrivacyRegion, int]]) -> PrivacyRegion:
@@ -140,9 +146,12 @@ def directed_product(parts: Sequence[tuple[PrivacyRegion, int]]) -> PrivacyRegio
     regions, counts = _checked(parts, symmetric=False)
     if any(r.losses.size == 0 for r in regions):
         return PrivacyRegion.from_log_masses([], [], [], log_p_inf=0.0, log_q_ninf=0.0, check_total=False)
-    loss, log_p, tol = _product_atoms(regions, counts, None, [r.log_p for r in regions])
-    return region_from_atoms(loss, log_p, log_p_inf=_log_leak(regions, counts, "log_p_inf"),
-                             log_q_ninf=_log_leak(regions, counts, "log_q_ninf"), tol=tol)
+    loss, log_p, tol, err = _product_atoms(regions, counts, None, [r.log_p for r in regions],
+                                           [r.error for r in regions])
+    log_inf, inf_err = _log_leak(regions, counts, "log_p_inf")
+    return region_from_atoms(loss, log_p, log_p_inf=log_inf,
+                             log_q_ninf=_log_leak(regions, counts, "log_q_ninf")[0], tol=tol,
+                             error=_with_inf(err, inf_err))
 
 
 def _checked(parts: Sequence[tuple[PrivacyRegion, int]], *, symmetric: bool
@@ -167,18 +176,52 @@ def _checked(parts: Sequence[tuple[PrivacyRegion, int]], *, symmetric: bool
     return regions, counts
 
 
-def _log_leak(regions: list[PrivacyRegion], counts: list[int], attr: str) -> float:
-    """log of the product's mass of infinite loss: ``1 - Π_i (1 - m_i)^{k_i}`` for ``m_i = e^{attr}``."""
-    log_rest = sum(c * float(log1mexp(getattr(r, attr))) for r, c in zip(regions, counts, strict=True))
-    return float(log1mexp(log_rest)) if log_rest < 0 else -math.inf
+def _log_leak(regions: list[PrivacyRegion], counts: list[int], attr: str) -> tuple[float, float]:
+    """log of the product's mass of infinite loss, ``1 - Π_i (1 - m_i)^{k_i}`` for ``m_i = e^{attr}``, and
+    a bound on its error.
+
+    Each ``log(1 - m_i)`` inherits the error of ``log m_i`` scaled by ``m_i / (1 - m_i)`` plus a few ulps;
+    ``k_i`` times that and the sum's roundings give ``ρ`` on ``log Π``; ``log1mexp`` turns an error ``ρ``
+    of ``x`` into ``ρ e^x / (1 - e^x)`` (plus a few ulps), which for ``m`` near 0 is the relative error of
+    ``1 - e^x ≈ -x``: a condition number of 1.
+    """
+    u = UNIT_ROUNDOFF
+    log_rest, rho = 0.0, 0.0
+    for r, c in zip(regions, counts, strict=True):
+        lm = getattr(r, attr)
+        if lm == -math.inf:
+            continue
+        term = float(log1mexp(lm))
+        e = r.error.log_inf(abs(lm)) if attr == "log_p_inf" else r.error.log_mass(abs(lm))
+        cond = math.exp(lm) / -math.expm1(lm) if lm < 0 else math.inf
+        rho += c * (abs(term) * 4 * u + e * cond * (1 + 4 * u) + 4 * u * abs(term))
+        log_rest += c * term
+    if not log_rest < 0:
+        return -math.inf, 0.0
+    rho += 4 * u * abs(log_rest)
+    out = float(log1mexp(log_rest))
+    cond = math.exp(log_rest) / -math.expm1(log_rest)
+    return out, round_up(rho * cond * (1 + 1e-6) + 8 * u * (1 + abs(out)))
+
+
+def _with_inf(err: ErrorBound, inf_err: float) -> ErrorBound:
+    return dataclasses.replace(err, inf_mass=inf_err)
 
 
 def _product_atoms(regions: list[PrivacyRegion], counts: list[int], step: float | None,
-                   log_ps: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray, float]:
-    """Losses and log P-masses of the product's finite atoms on the lattice, and their merge tolerance.
+                   log_ps: list[np.ndarray], errors: list[ErrorBound]
+                   ) -> tuple[np.ndarray, np.ndarray, float, ErrorBound]:
+    """Losses and log P-masses of the product's finite atoms on the lattice, their merge tolerance and
+    their error bound.
 
-    Every region has at least one finite atom; ``log_ps`` are the log P-masses of their atoms.
+    Every region has at least one finite atom; ``log_ps`` are the log P-masses of their atoms and
+    ``errors`` their bounds.
     """
+    inherited = ErrorBound()
+    for e, c, r in zip(errors, counts, regions, strict=True):
+        inherited = inherited.times(e.absolute(float(np.max(np.abs(r.losses), initial=0.0))), c)
+    top_loss = sum(c * float(np.max(np.abs(r.losses), initial=0.0)) for r, c in zip(regions, counts,
+                                                                                       strict=True))
     levels = np.unique(np.concatenate([np.abs(r.losses) for r in regions]))
     levels = levels[levels > 0]
     if levels.size == 0 and step is None:   # only losses 0 and ±inf: one level that no key uses
@@ -197,18 +240,34 @@ def _product_atoms(regions: list[PrivacyRegion], counts: list[int], step: float 
     keyed = [(_keys(r, levels, step), lp) for r, lp in zip(regions, log_ps, strict=True)]
     if step is not None and _sequential_seconds([k for k, _ in keyed], counts) > QUICK_SECONDS:
         _check_cost([k for k, _ in keyed], counts, step, power=True)
-        ell, log_p = _power_1d(keyed, counts)
+        own: list[ErrorBound] = []
+        ell, log_p = _power_1d(keyed, counts, own)
+        err = inherited.times(own[0])
         # how far a key's exact loss Σ n_j L_j can lie from ℓ Δ when L_j is only close to u_j Δ
-        slack = sum(counts) * max((abs(Fraction(float(x)) - round(x / step) * Fraction(step))
-                                   for x in levels), default=Fraction(0))
-        return level_losses(step, ell.astype(float), slack), log_p, 0.0
+        slack = _slack(levels, counts, step)
+        err = level_loss_error(err, slack).with_dropped_top(top_loss)
+        return level_losses(step, ell.astype(float), slack), log_p, 0.0, err
     _check_cost([k for k, _ in keyed], counts, step)
     steps = [kw for kw, c in zip(keyed, counts, strict=True) for _ in range(c)]
     keys, log_p = convolve(steps)
+    cells = float(max(log_p.size, 1))
+    err = inherited.times(convolve_error(len(steps), max(k.shape[0] for k, _ in keyed), cells), terms=cells)
     if step is not None:
-        return keys[:, 0] * step, log_p, 0.0
+        # keys on the step: ℓ Δ plus the slack of keys whose losses are only close to u_j Δ (outward)
+        slack = _slack(levels, counts, step)
+        ell = keys[:, 0]
+        return (level_losses(step, ell.astype(float), slack), log_p, 0.0,
+                level_loss_error(err, slack))
     loss = lattice_loss(list(levels), list(keys.T))
-    return loss, log_p, merge_tolerance(float(np.max(np.abs(loss), initial=0.0)))
+    top = float(np.max(np.abs(loss), initial=0.0))
+    return loss, log_p, merge_tolerance(top), err.widened(loss_rel=2 * UNIT_ROUNDOFF)
+
+
+def _slack(levels: np.ndarray, counts: list[int], step: float) -> Fraction:
+    """How far a key's exact loss ``Σ n_j L_j`` can lie from ``ℓ Δ`` when each ``L_j`` is only close to
+    ``u_j Δ`` (exact rationals)."""
+    return sum(counts) * max((abs(Fraction(float(x)) - round(x / step) * Fraction(step)) for x in levels),
+                             default=Fraction(0))
 
 
 def _sequential_seconds(keyed: list[np.ndarray], counts: list[int]) -> float:
@@ -236,18 +295,30 @@ def _power_seconds(cells: float) -> float:
     return seconds_for(cells ** 2 / 20)
 
 
-def _power_1d(keyed: list[tuple[np.ndarray, np.ndarray]], counts: list[int]) -> tuple[np.ndarray, np.ndarray]:
+def _power_1d(keyed: list[tuple[np.ndarray, np.ndarray]], counts: list[int], errors: list[ErrorBound]
+              ) -> tuple[np.ndarray, np.ndarray]:
     """Integer levels and log masses of the product on a 1-D lattice: each part's k-fold convolution power
-    by squaring (:func:`log_power`), the parts convolved together (:func:`log_convolve`)."""
+    by squaring (:func:`log_power`), the parts convolved together (:func:`log_convolve`). The engine's
+    own error bound (for exact inputs) is appended to ``errors``."""
     total: np.ndarray | None = None
     lo = 0
+    err = ErrorBound()
     for (keys, log_w), count in zip(keyed, counts, strict=True):
         m = keys[:, 0]
         base = np.full(int(m.max() - m.min()) + 1, -np.inf)
         np.logaddexp.at(base, m - m.min(), log_w)
-        part = log_power(base, count)
-        total = part if total is None else log_convolve(total, part)
+        # atoms merged onto one level: a sum of positive terms (merge_error of the group)
+        own: list[ErrorBound] = []
+        part = log_power(base, count, errors=own)
+        binned = merge_error(ErrorBound(), int(np.max(np.bincount(m - m.min()))))
+        part_err = ErrorBound().times(binned, count).times(own[0])
+        if total is None:
+            total, err = part, part_err
+        else:
+            total = log_convolve(total, part, errors=own)
+            err = err.times(part_err).times(own[-1])
         lo += count * int(m.min())
+    errors.append(err)
     assert total is not None
     keep = np.flatnonzero(total > -np.inf)
     return keep + lo, total[keep]

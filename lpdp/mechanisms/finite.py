@@ -13,14 +13,16 @@ import numpy as np
 from scipy import special
 
 from lpdp._limits import check_budget, seconds_for
+from lpdp._numerics import ErrorBound
 from lpdp._validate import check_delta, check_epsilon, check_int, check_probability, check_weights
 from lpdp.errors import NotApplicableError, ParameterError
 from lpdp.mechanisms.base import Inputs, Mechanism, check_level, round_up_ulps
 from lpdp.pld import LossLaw
 from lpdp.region import PrivacyRegion
 
-__all__ = ["FiniteMechanism", "randomized_response", "binary_erasure", "RegionMechanism", "DPMechanism",
-           "pure"]
+__all__ = ["FiniteMechanism", "RandomizedResponse", "randomized_response", "binary_erasure",
+           "RegionMechanism",
+           "DPMechanism", "pure"]
 
 
 @dataclass(frozen=True)
@@ -291,10 +293,14 @@ def _region_law(region: PrivacyRegion) -> LossLaw:
     return LossLaw(np.array(region.losses), np.array(region.log_p), region.log_p_inf)
 
 
-def randomized_response(categories: int, epsilon: float) -> FiniteMechanism:
+def randomized_response(categories: int, epsilon: float) -> RandomizedResponse:
     """k-ary randomized response: report the input with probability ``e^ε / (e^ε + k - 1)``, else one
     of the other ``k - 1`` values uniformly (Warner, 1965; Kairouz, Oh and Viswanath, 2016). Inputs and
     outputs are ``0 .. k-1``; every pair of inputs is alike, and the accountant uses ``(0, 1)``.
+
+    The dominating pair is built from the parameters in log space, not from rounded probabilities: its
+    losses are ``ε``, ``0`` and ``-ε`` exactly and ``log keep = -log1p((k-1) e^{-ε})``, valid for every
+    ε up to the float range and every k (:class:`RandomizedResponse`).
 
     Examples
     --------
@@ -303,15 +309,103 @@ def randomized_response(categories: int, epsilon: float) -> FiniteMechanism:
     array([0.75, 0.25])
     >>> round(float(randomized_response(4, 0.7).region().delta(0.7)), 12)
     0.0
+    >>> randomized_response(2, 36.5).region().losses.tolist()
+    [36.5, -36.5]
     """
-    k = check_int(categories, "categories", minimum=2)
-    epsilon = check_epsilon(epsilon, "epsilon")
-    # the k x k table: ~48 bytes a cell at its peak (rows, checked arrays, the `table` tuples), ~1 µs a cell
-    check_budget(f"randomized_response(categories={k}) ({k} x {k} table)", memory_bytes=56.0 * k * k,
-                 seconds=seconds_for(50.0 * k * k))
-    keep = 1.0 / (1.0 + (k - 1) * math.exp(-epsilon))
-    other = (1.0 - keep) / (k - 1)
-    return FiniteMechanism({v: [keep if y == v else other for y in range(k)] for v in range(k)}, pair=(0, 1))
+    return RandomizedResponse(categories, epsilon)
+
+
+class RandomizedResponse(FiniteMechanism):
+    """k-ary randomized response (:func:`randomized_response`), with its exact log-space pair.
+
+    The table (for sampling and the filters) holds the rounded probabilities; the accountant's face
+    (:meth:`region`, :meth:`pair_region`, :meth:`loss_law`) and the losses come from ``(k, ε)``: output
+    ``value`` has loss ``ε``, output ``other`` ``-ε`` and every other output ``0``, with
+    ``log keep = -log1p((k-1) e^{-ε})`` and ``log other = log keep - ε`` (``exp``, one product and
+    ``log1p``: within ``9 u`` of the exact value; docs/reliability.md, "Randomized response").
+
+    Examples
+    --------
+    >>> m = RandomizedResponse(3, 20.0)
+    >>> m.region().losses.tolist()
+    [20.0, 0.0, -20.0]
+    """
+
+    def __init__(self, categories: int, epsilon: float) -> None:
+        k = check_int(categories, "categories", minimum=2)
+        eps = check_epsilon(epsilon, "epsilon")
+        # the k x k table: ~48 bytes a cell at its peak (rows, checked arrays, the `table` tuples), ~1 µs a
+        # cell
+        check_budget(f"randomized_response(categories={k}) ({k} x {k} table)", memory_bytes=56.0 * k * k,
+                     seconds=seconds_for(50.0 * k * k))
+        log_keep = -math.log1p((k - 1) * math.exp(-eps))
+        log_other = log_keep - eps
+        keep, other = math.exp(log_keep), math.exp(log_other)
+        super().__init__({v: [keep if y == v else other for y in range(k)] for v in range(k)}, pair=(0, 1))
+        object.__setattr__(self, "categories", k)
+        object.__setattr__(self, "epsilon", eps)
+        object.__setattr__(self, "_log_keep", log_keep)
+        object.__setattr__(self, "_log_other", log_other)
+
+    def __repr__(self) -> str:
+        return f"randomized_response({self.categories}, {self.epsilon!r})"
+
+    def __hash__(self) -> int:
+        return hash(("randomized_response", self.categories, self.epsilon))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, RandomizedResponse):
+            return (self.categories, self.epsilon) == (other.categories, other.epsilon)
+        return NotImplemented
+
+    @functools.cached_property
+    def _exact_region(self) -> PrivacyRegion:
+        u = 2.0 ** -53
+        k, eps, lk, lo = self.categories, self.epsilon, self._log_keep, self._log_other
+        err = ErrorBound(mass=10 * u, per_nat=2 * u)       # |Δ log keep| <= 9u; the subtraction u |ℓ|
+        if eps == 0.0:
+            return PrivacyRegion.from_log_masses([0.0], [0.0], [0.0], error=err)
+        loss, lp, lq = [eps], [lk], [lo]
+        if k > 2:
+            mid = lo + math.log(k - 2)                      # the k - 2 outputs of loss 0
+            loss, lp, lq = loss + [0.0], lp + [mid], lq + [mid]
+            err = err.widened(mass=2 * u)
+        return PrivacyRegion.from_log_masses(loss + [-eps], lp + [lo], lq + [lk], check_total=False,
+                                             error=err)
+
+    def pair_region(self, value: Any, other: Any) -> PrivacyRegion:
+        """The exact log-space region of any two different inputs (all pairs are alike)."""
+        self._row(value)
+        self._row(other)
+        if value == other:
+            return super().pair_region(value, other)
+        return self._exact_region
+
+    def region(self) -> PrivacyRegion:
+        return self._exact_region
+
+    def loss_law(self, reverse: bool = False) -> LossLaw:
+        return _region_law(self._exact_region)
+
+    @property
+    def is_symmetric(self) -> bool:
+        return True
+
+    def losses(self, value: Any, other: Any) -> np.ndarray:
+        """``ε`` at output ``value``, ``-ε`` at ``other``, 0 elsewhere (exactly)."""
+        self._row(value)
+        self._row(other)
+        out = np.zeros(self.categories)
+        if value != other:
+            out[self._output_index(value)] = self.epsilon
+            out[self._output_index(other)] = -self.epsilon
+        return out
+
+    def loss_pmf(self, value: Any, other: Any) -> tuple[np.ndarray, np.ndarray]:
+        if value == other:
+            return super().loss_pmf(value, other)
+        r = self._exact_region
+        return r.losses[::-1].copy(), np.exp(r.log_p[::-1])
 
 
 def binary_erasure(p: float) -> FiniteMechanism:
