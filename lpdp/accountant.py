@@ -372,7 +372,8 @@ def _directed_route(parts: list[tuple[Mechanism, int]]) -> Guarantee | None:
         if atom_count(region, k) <= MAX_ATOMS:
             lo_f, hi_f = power(region, k)
             lo_b, hi_b = power(_mirror(region), k)
-            return Guarantee(_Below(Larger(lo_f, lo_b)), Larger(hi_f, hi_b), True, "multinomial")
+            return Guarantee(_Below(Larger(lo_f.lower, lo_b.lower)), Larger(hi_f, hi_b), True,
+                             "multinomial")
     elif sum(k for _, k in parts) <= DIRECTED_PRODUCT_COUNT:
         return None
     lower, upper = _certified([], parts)

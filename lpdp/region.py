@@ -1141,16 +1141,20 @@ class _Face:
 
 
 def _exp_up(x: np.ndarray | float) -> np.ndarray:
-    """``e^x`` rounded up (numpy's exp is within 1 ulp), clipped to [0, 1] for log probabilities."""
+    """``e^x`` rounded up, clipped to [0, 1] for log probabilities: numpy's exp is within 1 ulp, and a
+    stored ``math.log`` of an exact mass (a given δ, :attr:`ErrorBound.inf_mass` 0) is within
+    ``u |x|`` of the exact log, so the result is widened by ``u (|x| + 2)``."""
+    x = np.asarray(x, dtype=float)
     with np.errstate(under="ignore"):
-        v = np.exp(np.asarray(x, dtype=float))
+        v = np.exp(x) * (1.0 + UNIT_ROUNDOFF * (np.abs(np.where(np.isfinite(x), x, 0.0)) + 2.0))
     return np.minimum(np.where(v > 0, np.nextafter(v, np.inf), v), 1.0)
 
 
 def _exp_down(x: np.ndarray | float) -> np.ndarray:
-    """``e^x`` rounded down (for the attack side), clipped to [0, 1]."""
+    """``e^x`` rounded down (for the attack side), clipped to [0, 1]; widened as :func:`_exp_up`."""
+    x = np.asarray(x, dtype=float)
     with np.errstate(under="ignore"):
-        v = np.exp(np.asarray(x, dtype=float))
+        v = np.exp(x) * (1.0 - UNIT_ROUNDOFF * (np.abs(np.where(np.isfinite(x), x, 0.0)) + 2.0))
     return np.clip(np.nextafter(v, -np.inf), 0.0, 1.0)
 
 

@@ -35,6 +35,12 @@ CHANGED: dict[str, str] = {
                    "1e-6, inside the pinned [22.98708, 22.98983] and [29.68059, 29.68385]",
     "README.md#4": "a certified bracket printed as a tuple: the one-sided engine gives (43.45003, 43.45164), "
                    "inside the pinned (43.44840, 43.45341)",
+    **{f"{scenario}.Remark 1.edges.log_q_ninf": "the baseline R_k(e1,d1) ∩ R_k(e2,d2)'s Q-mass at -inf was "
+       "e^-34 = 1.8e-15, at the intersection's 4-ulp snap of its last breakpoint to bI = 1: Loader's "
+       "direct-form deviance now takes log(x/m) (no log x - log m cancellation; a bound per nat for the "
+       "certified Kairouz route), which moves the Kairouz masses by an ulp and the breakpoint onto the snap "
+       "(a Q-side mass: no δ changes)"
+       for scenario in ("count_pure_and_approx.k=50", "figure2_double_dp.k=20")},
 }
 
 _NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")

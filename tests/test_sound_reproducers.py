@@ -1,0 +1,130 @@
+"""Every reproducer of the soundness report gets a correct bound (or a clean refusal).
+
+Each reference is computed here with mpmath at 50 digits from the mechanism's definition (not with
+lpdp), and the checks allow no tolerance on the unsafe side: ``upper >= truth`` and ``lower <= truth`` as
+floats, or the true δ at a returned ε at or below the target.
+"""
+
+from __future__ import annotations
+
+import mpmath as mp
+import pytest
+
+from lpdp import Accountant
+from lpdp.compose import homogeneous
+from lpdp.compose.multi import multi
+from lpdp.mechanisms import FiniteMechanism, randomized_response
+
+mp.mp.dps = 50
+
+
+def rr_delta(k_outputs: int, eps0: float, times: int, eps: float) -> mp.mpf:
+    """δ(ε) of ``times`` runs of k-ary randomized response (pair (0, 1)), summed over the counts
+    (a, b) of outputs 0 and 1 (the other k-2 outputs have loss 0)."""
+    e0 = mp.mpf(eps0)
+    keep = 1 / (1 + (k_outputs - 1) * mp.exp(-e0))
+    other = keep * mp.exp(-e0)
+    rest = 1 - keep - other
+    x = mp.mpf(eps)
+    total = mp.mpf(0)
+    for a in range(times + 1):
+        for b in range(times - a + 1):
+            c = times - a - b
+            if c and k_outputs == 2:
+                continue
+            loss = (a - b) * e0
+            if loss <= x:
+                continue
+            mass = mp.factorial(times) / (mp.factorial(a) * mp.factorial(b) * mp.factorial(c)) \
+                * keep ** a * other ** b * rest ** c
+            total += mass * (1 - mp.exp(x - loss))
+    return total
+
+
+def pair_delta(p: list[float], q: list[float], eps: float) -> mp.mpf:
+    """δ(ε) = Σ max(0, p - e^ε q) of a pair, the floats taken as exact."""
+    x = mp.exp(mp.mpf(eps))
+    return sum((max(mp.mpf(a) - x * mp.mpf(b), 0) for a, b in zip(p, q, strict=True)), mp.mpf(0))
+
+
+def dp_k_delta(eps0: float, delta0: float, times: int, eps: float) -> mp.mpf:
+    """δ(ε) of ``times`` runs of the (ε0, δ0) randomised response (Kairouz et al.)."""
+    e0, d0, x = mp.mpf(eps0), mp.mpf(delta0), mp.mpf(eps)
+    s = mp.mpf(0)
+    for i in range(times + 1):
+        loss = (times - 2 * i) * e0
+        if loss > x:
+            s += mp.binomial(times, i) * mp.exp((times - i) * e0) / (1 + mp.exp(e0)) ** times \
+                * (1 - mp.exp(x - loss))
+    log_rest = times * mp.log1p(-d0)
+    return -mp.expm1(log_rest) + mp.exp(log_rest) * s           # no 1 - (1 - δ)^k cancellation
+
+
+def test_rr_at_large_epsilon_has_its_exact_loss():
+    g = Accountant().compose(randomized_response(2, 20.0), 1).guarantee()
+    lo, hi = g.epsilon(1e-10)
+    assert rr_delta(2, 20.0, 1, hi) <= mp.mpf(1e-10)          # was 19.999999964: true δ 3.6e-8
+    assert rr_delta(2, 20.0, 1, lo) >= mp.mpf(1e-10)
+    assert randomized_response(2, 36.5).region().losses.tolist() == [36.5, -36.5]   # exact: no rounding
+
+
+def test_rr_21_fold_at_757():
+    """``lpdp account --rr 2,36.14x21 --at 757``: δ(757) was reported 0, the truth is 0.856."""
+    g = Accountant().compose(randomized_response(2, 36.14), 21).guarantee()
+    lo, hi = g.delta(757.0)
+    truth = rr_delta(2, 36.14, 21, 757.0)
+    assert truth > 0.8
+    assert lo <= truth <= hi
+    e_lo, e_hi = g.epsilon(1e-20)
+    assert rr_delta(2, 36.14, 21, e_hi) <= mp.mpf(1e-20)
+
+
+@pytest.mark.parametrize("k_outputs, eps0", [(2, 15.0), (2, 25.0), (2, 36.5), (3, 50.0), (10, 7.0),
+                                              (2, 700.0)])
+def test_rr_large_epsilon_sweep(k_outputs, eps0):
+    g = Accountant().compose(randomized_response(k_outputs, eps0), 1).guarantee()
+    for target in (1e-6, 1e-20, 1e-100, 1e-300):
+        lo, hi = g.epsilon(target)
+        assert rr_delta(k_outputs, eps0, 1, hi) <= mp.mpf(target)
+        assert lo <= hi
+
+
+def test_rr_composed_33_times():
+    g = Accountant().compose(randomized_response(2, 0.314), 33).guarantee()
+    lo, hi = g.epsilon(1e-20)
+    assert rr_delta(2, 0.314, 33, hi) <= mp.mpf(1e-20)          # was 1.0106e-20
+    assert rr_delta(2, 0.314, 33, lo) >= mp.mpf(1e-20)
+
+
+def test_from_pair_losses_round_outward():
+    p, q = [0.75, 0.25], [0.25, 0.75]
+    r = FiniteMechanism.from_pair(p, q).region()
+    e = r.epsilon(1e-300)
+    assert pair_delta(p, q, e) <= mp.mpf(1e-300)                 # was δ 9.85e-17
+    assert pair_delta(p, q, r.epsilon_lower(1e-300)) > 0
+    assert r.epsilon(0.0) >= mp.log(3)                           # no loss below the exact log 3
+    for x in (0.0, 0.5, 1.0):
+        assert r.delta_lower(x) <= pair_delta(p, q, x) <= r.delta(x)
+
+
+def test_off_lattice_losses_are_not_rounded_down():
+    cons = [(0.2, 0.00039226115418590203), (0.30000000000000004, 0.0), (0.9, 0.0)]
+    r = multi(cons, 12, step=0.05)
+    e = r.epsilon(1e-300)
+    # the exact top loss is 12 * 0.30000000000000004 > 3.6 (δ(3.6) = 1.07e-44, not <= 1e-300)
+    assert e >= 12 * mp.mpf(0.30000000000000004)
+
+
+def test_dp_one_fold_at_its_delta():
+    """``lpdp compose --dp 2.3899178623088484,1e-100 -k 1 --at 4.0245`` printed δ below the given 1e-100."""
+    r = homogeneous(2.3899178623088484, 1e-100, 1)
+    truth = dp_k_delta(2.3899178623088484, 1e-100, 1, 4.0245)
+    assert r.delta_lower(4.0245) <= truth <= r.delta(4.0245)
+    assert r.epsilon(1e-100) == 2.3899178623088484     # exact: δ(ε0) is the given δ
+
+
+def test_kairouz_small_margins():
+    for eps0, d0, k, x in [(0.25, 0.0, 40, 9.13), (0.1, 1e-7, 1000, 0.0), (1.0, 1e-6, 30, 3.0)]:
+        r = homogeneous(eps0, d0, k)
+        truth = dp_k_delta(eps0, d0, k, x)
+        assert r.delta_lower(x) <= truth <= r.delta(x)
