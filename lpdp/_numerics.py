@@ -183,9 +183,9 @@ class ErrorBound:
       (nats), for every finite atom: ``loss`` either way, ``loss_down`` only downwards (a loss moved up
       onto a merged level), ``loss_rel`` for losses rounded *outward* (``|L| <= |L̂| <= |L| (1 + rel)``);
     * ``|ℓ_j - ℓ̂_j| <= mass + per_nat |ℓ̂_j| + per_sqrt_nat sqrt(|ℓ̂_j| + 1)`` (nats), for every atom and
-      for the ``+inf`` mass, unless ``inf_mass`` is given: then that bounds the ``+inf`` mass's log
-      (``0.0``: it is ``math.log`` of the exact mass, e.g. a given δ, so comparisons with ``math.log(δ)``
-      are exact);
+      for the ``+inf`` mass, unless ``inf_mass`` is given: then that bounds the ``+inf`` mass's log;
+      ``inf_exact``, when given, is that mass as an exact double (a given δ), so a query at that δ can be
+      answered exactly;
     * atoms left out of the region (masses below a floor, e.g. ``2^-1517``) have total P-mass at most
       ``e^dropped`` and losses at most ``dropped_top``: the upper side adds that mass below ``dropped_top``.
 
@@ -215,6 +215,7 @@ class ErrorBound:
     dropped_top: float = -math.inf
     loss_rel: float = 0.0
     loss_down: float = 0.0
+    inf_exact: float | None = None
 
     def absolute(self, max_abs_loss: float) -> ErrorBound:
         """The same bound with every loss error symmetric and absolute (``|L̂| <= max_abs_loss``): the

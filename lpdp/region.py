@@ -252,7 +252,9 @@ class PrivacyRegion:
         if dlt == 1.0:
             return cls(np.empty(0), np.empty(0), np.empty(0), 0.0, 0.0)
         # log1p, logaddexp, log: a few ulps each of values below 1 + ε in magnitude; the sums round once.
-        err = ErrorBound(mass=16 * UNIT_ROUNDOFF * (1.0 + eps), per_nat=8 * UNIT_ROUNDOFF, inf_mass=0.0)
+        err = ErrorBound(mass=16 * UNIT_ROUNDOFF * (1.0 + eps), per_nat=8 * UNIT_ROUNDOFF,
+                         inf_mass=2 * UNIT_ROUNDOFF * (abs(log_p_inf) + 1.0) if dlt > 0 else None,
+                         inf_exact=dlt if dlt > 0 else None)
         log_rest = math.log1p(-dlt)
         hi = log_rest + eps - float(np.logaddexp(0.0, eps))   # (1-δ) e^ε / (1+e^ε)
         lo = log_rest - float(np.logaddexp(0.0, eps))         # (1-δ) / (1+e^ε)
@@ -585,9 +587,9 @@ class PrivacyRegion:
             if lpn.size == 0 and not rest:
                 if not has_inf:
                     out[t] = _NEG_INF
-                elif not inf_err:
-                    out[t] = log_inf       # only the +inf mass: its stored log (nothing is summed)
-                else:
+                elif not inf_err:   # only the +inf mass, exact as stored (nothing is summed)
+                    out[t] = log_inf
+                else:               # only the +inf mass, widened by its own bound
                     out[t] = round_up(log_inf + inf_err) if upper else round_down(log_inf - inf_err)
                 continue
             if rel:
@@ -659,6 +661,18 @@ class PrivacyRegion:
                 return hi
             lo, hi = (lo, mid) if valid(mid) else (mid, hi)
 
+    def _beyond(self, e: float) -> bool:
+        """Whether no finite atom of the exact pair can have a loss above ``e`` (upper side)."""
+        err = self._err
+        if err.dropped > _NEG_INF and e < err.dropped_top + err.loss:
+            return False
+        top = self._top_loss()
+        if top == _NEG_INF:
+            return True
+        if err.loss_rel and top < 0:
+            top = top + err.loss_rel * abs(top)
+        return e >= round_up(top + err.loss) if err.loss else e >= top
+
     def _top_loss(self) -> float:
         return float(self._loss[0]) if self._loss.size else _NEG_INF
 
@@ -679,7 +693,11 @@ class PrivacyRegion:
         log_dlt = math.log(dlt) if dlt > 0 else _NEG_INF
         eta = self._err.loss
 
+        exact_inf = self._err.inf_exact
+
         def cert(e: float) -> float:
+            if exact_inf is not None and exact_inf <= dlt and self._beyond(e):
+                return _NEG_INF          # δ(e) is exactly the +inf mass, a given double <= delta
             return float(self._certified(np.array([e]), upper=True)[0])
 
         if cert(0.0) <= log_dlt:
@@ -1141,20 +1159,16 @@ class _Face:
 
 
 def _exp_up(x: np.ndarray | float) -> np.ndarray:
-    """``e^x`` rounded up, clipped to [0, 1] for log probabilities: numpy's exp is within 1 ulp, and a
-    stored ``math.log`` of an exact mass (a given δ, :attr:`ErrorBound.inf_mass` 0) is within
-    ``u |x|`` of the exact log, so the result is widened by ``u (|x| + 2)``."""
-    x = np.asarray(x, dtype=float)
+    """``e^x`` rounded up (numpy's exp is within 1 ulp), clipped to [0, 1] for log probabilities."""
     with np.errstate(under="ignore"):
-        v = np.exp(x) * (1.0 + UNIT_ROUNDOFF * (np.abs(np.where(np.isfinite(x), x, 0.0)) + 2.0))
+        v = np.exp(np.asarray(x, dtype=float))
     return np.minimum(np.where(v > 0, np.nextafter(v, np.inf), v), 1.0)
 
 
 def _exp_down(x: np.ndarray | float) -> np.ndarray:
-    """``e^x`` rounded down (for the attack side), clipped to [0, 1]; widened as :func:`_exp_up`."""
-    x = np.asarray(x, dtype=float)
+    """``e^x`` rounded down (for the attack side), clipped to [0, 1]."""
     with np.errstate(under="ignore"):
-        v = np.exp(x) * (1.0 - UNIT_ROUNDOFF * (np.abs(np.where(np.isfinite(x), x, 0.0)) + 2.0))
+        v = np.exp(np.asarray(x, dtype=float))
     return np.clip(np.nextafter(v, -np.inf), 0.0, 1.0)
 
 
