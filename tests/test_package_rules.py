@@ -78,7 +78,7 @@ def test_library_modules_do_not_import_the_shell():
 
 # ------------------------------------------------------------------ imports (issue: package rules)
 #: Optional heavy dependencies: the only imports allowed inside functions of library modules.
-HEAVY = ("matplotlib", "cvxpy", "dask", "distributed", "dp_accounting")
+HEAVY = ("matplotlib", "cvxpy", "dask", "distributed", "dp_accounting", "mpmath")   # mpmath: 55 ms to import
 
 #: Function-level imports still left in library modules, each with why; the list only shrinks.
 FUNCTION_IMPORTS_LEFT = {
