@@ -41,7 +41,7 @@ from lpdp.compose.multi import compose_regions, directed_product
 from lpdp.errors import ParameterError
 from lpdp.mechanisms import Mechanism
 from lpdp.region import PrivacyRegion
-from lpdp.tradeoff import gaussian
+from lpdp.tradeoff import composed_mu, gaussian
 
 __all__ = ["Accountant", "Guarantee", "route", "Method", "Route"]
 
@@ -317,7 +317,7 @@ def _route(items: list[tuple[Mechanism, int]], method: Method, step: float | Non
         return _finite_route(finite, method, step)
     mus = [m.gaussian_mu() for m, _ in continuous]
     if not finite and None not in mus:
-        mu = math.sqrt(math.fsum(k * mu ** 2 for mu, (_, k) in zip(mus, continuous, strict=True)))
+        mu = composed_mu((mu, k) for mu, (_, k) in zip(mus, continuous, strict=True))
         return _exact(gaussian(mu), "gaussian")
     lower, upper = _certified(continuous, finite)
     return Guarantee(lower, upper, False, "certified")

@@ -48,7 +48,7 @@ from lpdp._validate import check_delta, check_epsilon, check_int, check_probabil
 from lpdp.accountant import Guarantee, route
 from lpdp.errors import ParameterError
 from lpdp.mechanisms import DPMechanism, GaussianMechanism, LaplaceMechanism, Mechanism, pure
-from lpdp.tradeoff import MAX_MU, gaussian_delta
+from lpdp.tradeoff import MAX_MU, composed_mu, gaussian_delta
 
 __all__ = ["Calibration", "FREE", "FREE_VALUE", "search", "calibrate", "noise_factor", "split",
            "how_many_more", "free_parameter"]
@@ -487,7 +487,7 @@ def _gaussian_face(build: Callable[[float], Parts], epsilon: float, delta: float
         mus = [m.gaussian_mu() for m, _ in parts]
         if not parts or None in mus:
             return None
-        return math.sqrt(math.fsum(k * u ** 2 for u, (_, k) in zip(mus, parts, strict=True)))
+        return composed_mu((u, k) for u, (_, k) in zip(mus, parts, strict=True))
 
     try:
         probes = (mu(low), mu(high))

@@ -13,7 +13,7 @@ otherwise), the fixed point, the rotation ``g, g', g''``, and the tight ``δ_f(�
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -24,7 +24,7 @@ from lpdp._validate import check_int, check_positive
 from lpdp.errors import ParameterError
 from lpdp.region import PrivacyRegion
 
-__all__ = ["TradeoffFunction", "gaussian", "gaussian_delta", "laplace", "from_callable"]
+__all__ = ["TradeoffFunction", "gaussian", "gaussian_delta", "composed_mu", "laplace", "from_callable"]
 
 ArrayLike = float | np.ndarray
 _SQRT2 = math.sqrt(2.0)
@@ -286,6 +286,27 @@ def check_laplace(scale: object, sensitivity: object = 1.0, name: str = "scale")
         raise ParameterError(f"{name}={scale!r}: epsilon = sensitivity/scale = {e:.3g} must be at most "
                              f"{MAX_LAPLACE_EPSILON:g} (a larger epsilon releases the input)")
     return e
+
+
+def composed_mu(parts: Iterable[tuple[float, int]]) -> float:
+    """μ of the composition of ``k`` runs of each ``G_μ``: ``sqrt(Σ k μ²)`` (Dong, Roth and Su 2022,
+    Corollary 3.3), scaled by the largest μ so that the squares neither underflow nor overflow, and
+    rounded up: each term ``k (μ / top)²`` is within 4u of its value, the correctly rounded sum and square
+    root and the final product add at most 2u, so ``(1 + 8u)`` times the float result is at or above the
+    exact μ (a larger μ is a weaker guarantee).
+
+    Examples
+    --------
+    >>> round(composed_mu([(1.0, 4), (2.0, 3)]), 12)
+    4.0
+    >>> composed_mu([(1e-300, 10**6)]) > 0.0  # the plain sum of squares underflows to 0
+    True
+    """
+    parts = [(float(mu), int(k)) for mu, k in parts if k]
+    top = max((mu for mu, _ in parts), default=0.0)
+    if not top > 0.0:
+        return 0.0
+    return top * math.sqrt(math.fsum(k * (mu / top) ** 2 for mu, k in parts)) * (1.0 + 2.0**-50)
 
 
 def gaussian(mu: float) -> TradeoffFunction:

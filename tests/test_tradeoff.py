@@ -128,3 +128,20 @@ def test_from_callable_matches_the_closed_form():
 def test_bad_input(call, match):
     with pytest.raises(ParameterError, match=match):
         call()
+
+
+def test_composed_mu_is_at_or_above_the_exact_root_and_never_underflows():
+    """sqrt(Σ k μ²) against 60-digit mpmath, no tolerance on the unsafe side; μ = 1e-300 (σ = 1e300) no
+    longer composes to 0."""
+    import mpmath
+
+    from lpdp.tradeoff import composed_mu
+
+    mpmath.mp.dps = 60
+    rng = np.random.default_rng(7)
+    for _ in range(300):
+        n = int(rng.integers(1, 6))
+        parts = [(float(10.0 ** rng.uniform(-305, 3)), int(rng.integers(1, 10**6))) for _ in range(n)]
+        exact = mpmath.sqrt(mpmath.fsum(k * mpmath.mpf(mu) ** 2 for mu, k in parts))
+        got = composed_mu(parts)
+        assert mpmath.mpf(got) >= exact and mpmath.mpf(got) <= exact * (1 + mpmath.mpf(2) ** -48)
