@@ -24,7 +24,8 @@ from lpdp._validate import check_int, check_positive
 from lpdp.errors import ParameterError
 from lpdp.region import PrivacyRegion
 
-__all__ = ["TradeoffFunction", "gaussian", "gaussian_delta", "composed_mu", "laplace", "from_callable"]
+__all__ = ["TradeoffFunction", "gaussian", "gaussian_delta", "gaussian_hockey", "composed_mu", "laplace",
+           "from_callable"]
 
 ArrayLike = float | np.ndarray
 _SQRT2 = math.sqrt(2.0)
@@ -263,10 +264,26 @@ def gaussian_delta(epsilon: ArrayLike, mu: float) -> ArrayLike:
     eps = np.asarray(epsilon, dtype=float)
     if np.any(~np.isfinite(eps)) or np.any(eps < 0):
         raise ParameterError(f"epsilon={epsilon!r}: must be finite and >= 0")
-    la, lb = log_ndtr(-eps / mu + mu / 2), log_ndtr(-eps / mu - mu / 2)
-    with np.errstate(invalid="ignore"):  # Φ(a) = 0 in double (tiny μ, ε > 0): δ <= Φ(a) = 0, not nan
-        d = np.where(la == -np.inf, 0.0, np.exp(la) * -np.expm1(eps + lb - la))
-    return _scalar(np.clip(d, 0.0, 1.0), epsilon)
+    return _scalar(gaussian_hockey(eps, mu), epsilon)
+
+
+def gaussian_hockey(c: np.ndarray, mu: float) -> np.ndarray:
+    """``E[(1 - e^{c - L})_+]`` for ``L ~ N(μ²/2, μ²)`` at any real ``c`` (array, unchecked): the
+    Balle–Wang profile of :func:`gaussian_delta` continued to ``c < 0``, where it is ``1 - e^c`` as
+    ``μ -> 0``. The one home of the formula (the filters' Gaussian audits call it at ``ε - s``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lpdp.tradeoff import gaussian_hockey
+    >>> gaussian_hockey(np.array([-1.0, 1.0]), 1.0).round(6).tolist()
+    [0.678818, 0.126937]
+    """
+    c = np.asarray(c, dtype=float)
+    la, lb = log_ndtr(-c / mu + mu / 2), log_ndtr(-c / mu - mu / 2)
+    with np.errstate(invalid="ignore", over="ignore"):  # Φ(a) = 0 in double: δ <= Φ(a) = 0, not nan
+        d = np.where(la == -np.inf, 0.0, np.exp(la) * -np.expm1(c + lb - la))
+    return np.clip(d, 0.0, 1.0)
 
 
 def check_mu(mu: object, name: str = "mu", limit: float = MAX_MU) -> float:
@@ -340,7 +357,7 @@ def gaussian(mu: float) -> TradeoffFunction:
         return np.asarray(gaussian_delta(eps, mu))
 
     return TradeoffFunction(f"G_{mu:g}", f, df, d2f, delta, float(ndtr(-mu / 2)),
-                            lambda k: gaussian(mu * math.sqrt(k)))
+                            lambda k: gaussian(composed_mu([(mu, k)])))
 
 
 def laplace(b: float) -> TradeoffFunction:

@@ -33,6 +33,7 @@ from scipy.special import gammaln
 
 from lpdp._limits import check_budget, memory_limit_bytes, seconds_for
 from lpdp._numerics import log_softplus
+from lpdp._search import largest
 from lpdp._validate import check_delta, check_epsilon, check_int
 from lpdp.compose._convolve import log_power
 from lpdp.compose._levels import (
@@ -339,16 +340,4 @@ def max_k_within(compose: Callable[[int], PrivacyRegion], epsilon: float, delta:
     def fits(k: int) -> bool:
         return bool(compose(k).delta(eps) <= dlt)
 
-    if not fits(1):
-        return 0
-    lo, hi = 1, 2
-    while hi <= k_max and fits(hi):
-        lo, hi = hi, 2 * hi
-    if hi > k_max:
-        if lo == k_max or fits(k_max):
-            return k_max
-        hi = k_max
-    while hi - lo > 1:                     # invariant: lo fits, hi does not
-        mid = (lo + hi) // 2
-        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
-    return lo
+    return largest(fits, k_max)[0]

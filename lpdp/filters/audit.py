@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 from scipy import special, stats
 
+from lpdp._binomial import clopper_pearson_upper
 from lpdp._limits import check_budget, seconds_for
 from lpdp._validate import check_int, check_probability
 from lpdp.errors import ParameterError
@@ -38,6 +39,7 @@ from lpdp.mechanisms import (
     pair_increments,
     request_input,
 )
+from lpdp.tradeoff import gaussian_hockey
 
 __all__ = ["AuditResult", "PairAudit", "audit", "rule_audit"]
 
@@ -121,10 +123,7 @@ def _hockey_after(s: np.ndarray, eps: float, mu: float, steps: int) -> np.ndarra
     c = eps - s
     if steps == 0:
         return np.maximum(0.0, -np.expm1(np.minimum(c, 0.0)))
-    m = math.sqrt(steps) * mu
-    with np.errstate(over="ignore"):
-        val = special.ndtr(-c / m + m / 2.0) - np.exp(c + special.log_ndtr(-c / m - m / 2.0))
-    return np.clip(val, 0.0, 1.0)
+    return gaussian_hockey(c, math.sqrt(steps) * mu)
 
 
 #: Largest number of quadrature nodes (the kernel matrix is nodes²); beyond it, use Monte Carlo.
@@ -543,8 +542,8 @@ def audit_result(filt: Any, method: str, pairs: tuple[PairAudit, ...], trajector
     if method == "monte-carlo":
         z = float(stats.norm.ppf(confidence))
         n = trajectories
-        tail_up = max(float(stats.beta.ppf(confidence, round(p.tail * n) + 1, n - round(p.tail * n)))
-                      if p.tail < 1 else 1.0 for p in pairs)
+        tail_up = max(clopper_pearson_upper(round(p.tail * n), n, confidence) if p.tail < 1 else 1.0
+                      for p in pairs)
         hs_up = max(min(1.0, p.hockey_stick_delta + z * p.hockey_stick_stderr) for p in pairs)
         conf: float | None = confidence
     else:

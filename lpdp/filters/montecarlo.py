@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
+from lpdp._binomial import clopper_pearson
 from lpdp._validate import check_epsilon, check_int, check_probability
 from lpdp.errors import ParameterError
 from lpdp.filters.realisation import Filter, within
@@ -170,19 +170,6 @@ def audit_chunk(policy: EscalatingPolicy, filter_name: str, epsilon: float, delt
                 stack.append((child, policy.next_state(state, y), c))
         violations[key], hits[key], sums[key], times[key] = over, hit, math.fsum(z_sum), hist
     return ChunkCounts(trajectories, violations, hits, sums, times)
-
-
-def clopper_pearson(successes: int, trials: int, confidence: float) -> tuple[float, float]:
-    """The exact (Clopper–Pearson) two-sided interval for a binomial proportion.
-
-    Examples
-    --------
-    >>> [round(v, 4) for v in clopper_pearson(0, 100, 0.95)]
-    [0.0, 0.0362]
-    """
-    ci = stats.binomtest(int(successes), int(trials)).proportion_ci(confidence_level=confidence,
-                                                                     method="exact")
-    return float(ci.low), float(ci.high)
 
 
 @dataclass(frozen=True)

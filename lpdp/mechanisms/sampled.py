@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from lpdp._binomial import clopper_pearson_upper
 from lpdp._validate import check_int, check_probability
 from lpdp.mechanisms.base import Mechanism, check_level
 
@@ -83,11 +84,7 @@ class SampledMechanism(Mechanism):
     def loss_tail(self, c: float, value: Any, other: Any) -> float:
         loss = self._losses(value, other)
         k = int(np.count_nonzero(loss > c))
-        if k == loss.size:
-            return 1.0
-        from scipy import stats  # lazily: scipy.stats costs ~0.3 s of CLI start-up
-
-        return float(stats.beta.ppf(self.confidence, k + 1, loss.size - k))
+        return clopper_pearson_upper(k, loss.size, self.confidence)
 
     def loss_quantile(self, a: float, value: Any, other: Any) -> float:
         a = check_level(a)
