@@ -290,8 +290,10 @@ def report(guarantee: Guarantee, at: Sequence[float] = (), for_delta: Sequence[f
     >>> from lpdp.workload import accountant, parse, report
     >>> g = accountant(parse({"mechanism": [{"kind": "pure", "epsilon": 1.0, "times": 2}]})).guarantee()
     >>> r = report(g, at=[2.0], for_delta=[0.0])
-    >>> r["delta_at"], r["epsilon_for"], r["exact"]
-    ([{'epsilon': 2.0, 'lower': 0.0, 'upper': 0.0}], [{'delta': 0.0, 'lower': 2.0, 'upper': 2.0}], True)
+    >>> r["delta_at"], r["exact"]
+    ([{'epsilon': 2.0, 'lower': 0.0, 'upper': 0.0}], True)
+    >>> [(e["delta"], round(e["lower"], 12), e["upper"]) for e in r["epsilon_for"]]   # lower rounded down
+    [(0.0, 2.0, 2.0)]
     """
     at_lo, at_hi = guarantee.delta(np.asarray(at, dtype=float))
     fd_lo, fd_hi = guarantee.epsilon(np.asarray(for_delta, dtype=float))
