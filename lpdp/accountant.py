@@ -376,8 +376,36 @@ def _directed_route(parts: list[tuple[Mechanism, int]]) -> Guarantee | None:
                              "multinomial")
     elif sum(k for _, k in parts) <= DIRECTED_PRODUCT_COUNT:
         return None
-    lower, upper = _certified([], parts)
+    lower, upper = _certified([], parts, step=_discrete_step(parts))
     return Guarantee(lower, upper, False, "certified")
+
+
+#: Lattice step of the certified engine for finite pairs too large for an exact route, as a fraction of
+#: the smallest standard deviation of a part's loss (the engine's default step assumes losses of unit
+#: scale; a subsampled pair's are ~q: at q = 0.001 the default made ε(1e-6) infinite). Measured on
+#: 4-ary randomized response (ε0 = 1) at q = 0.001 / 0.01 / 0.1, 10^4 runs: brackets 8e-4 / 0.010 / 0.12
+#: wide in 0.8 / 0.6 / 0.2 s.
+DISCRETE_STEP_FRACTION = 1.0 / 300.0
+
+
+def _discrete_step(parts: list[tuple[Mechanism, int]]) -> float | None:
+    """The certified engine's step for finite pairs (:data:`DISCRETE_STEP_FRACTION`), ``None`` (its
+    default) when no part has a loss of positive spread."""
+    spreads = []
+    for m, _ in parts:
+        law = m.loss_law()
+        p = np.exp(law.log_p)
+        if p.size:
+            mean = float(np.sum(p * law.losses)) / float(np.sum(p))
+            spreads.append(math.sqrt(float(np.sum(p * (law.losses - mean) ** 2)) / float(np.sum(p))))
+    spreads = [s for s in spreads if s > 0]
+    return _nice_step(min(spreads) * DISCRETE_STEP_FRACTION) if spreads else None
+
+
+def _nice_step(x: float) -> float:
+    """``x`` rounded down to one significant digit (a grid that is not an accident of the inputs)."""
+    e = math.floor(math.log10(x))
+    return math.floor(x / 10.0 ** e) * 10.0 ** e
 
 
 @dataclass(frozen=True)
@@ -404,8 +432,8 @@ def _mirror(region: PrivacyRegion) -> PrivacyRegion:
                                          check_total=False, error=region.error.mirrored(top))
 
 
-def _certified(continuous: list[tuple[Mechanism, int]], finite: list[tuple[Mechanism, int]]
-               ) -> tuple[Profile, Profile]:
+def _certified(continuous: list[tuple[Mechanism, int]], finite: list[tuple[Mechanism, int]],
+               step: float | None = None) -> tuple[Profile, Profile]:
     """Certified ``(lower, upper)`` of a composition with continuous parts.
 
     The certified lattice engine (:func:`lpdp.pld.compose`, argument in ``docs/pld.md``) composes every
@@ -416,8 +444,8 @@ def _certified(continuous: list[tuple[Mechanism, int]], finite: list[tuple[Mecha
     from lpdp.pld import compose
 
     parts = continuous + finite
-    forward = compose([(m.loss_law(), k) for m, k in parts])
+    forward = compose([(m.loss_law(), k) for m, k in parts], step=step)
     if all(m.is_symmetric for m, _ in parts):
         return forward.lower, forward.upper
-    backward = compose([(m.loss_law(reverse=True), k) for m, k in parts])
+    backward = compose([(m.loss_law(reverse=True), k) for m, k in parts], step=step)
     return Larger(forward.lower, backward.lower), Larger(forward.upper, backward.upper)

@@ -1128,11 +1128,13 @@ def _one_sided_steps(laws: Sequence[tuple[LossLaw, int]], clips: list[tuple[floa
     # Narrow or steep laws have merged-cell offsets far above OFFSET_CAP h² (_offsets): measure the
     # coupling's width at the step tried and refine the step (twice finer in h², about) until it fits in
     # half the tolerance (at most 8 rounds).
+    narrow = False
     for _ in range(8):
         width = 2.0 * sum(_lower_width(law, k, h_dn, c) for (law, k), c in zip(laws, clips, strict=True)
                           if c is not None)
         if width <= 0.5 * tol or h_dn <= UPPER_STEP:
             break
+        narrow = True
         h_dn = _nice(h_dn * max(0.2, min(0.7, math.sqrt(0.5 * tol / width))) * (1 - 1e-9), up=False)
     h_up = UPPER_STEP if tolerance is None else _nice(math.sqrt(0.2 * tol / (0.15 * k_round + 2.0)), up=False)
     # the composed window: about ±sqrt(2 log(1/alias)) standard deviations of the sum
@@ -1142,7 +1144,11 @@ def _one_sided_steps(laws: Sequence[tuple[LossLaw, int]], clips: list[tuple[floa
     span = 2.0 * math.sqrt(2.0 * abs(math.log(ALIAS_FRACTION * DELTA_FLOOR))) * math.sqrt(var)
     if span / h_up > MAX_CELLS:
         h_up = _nice(span / MAX_CELLS, up=True)
-    if span / h_up <= SMALL_CELLS:      # a small lattice: the lower side on the upper step costs little
+    if span / h_up <= SMALL_CELLS or narrow:
+        # a small lattice: the lower side on the upper step costs little; a narrow law (merged cells far
+        # from their centres, a subsampled mechanism's): merging its cells also loses more than the
+        # coupling measures (measured: 6.1729 at h = 5e-4 against 6.1870 at 1e-4 for σ = 1, q = 0.01,
+        # 10^4 rounds, δ = 1e-5), so the lower side takes the upper step too
         return h_up, h_up
     h_dn = min(max(h_dn, h_up), 0.5)
     # discrete laws keep their atoms (nearest rounding, the coupling bound): refine the lower step until

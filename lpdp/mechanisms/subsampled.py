@@ -269,11 +269,12 @@ class SubsampledMechanism(Mechanism):
         swapped).
 
         Accuracy (the ``rtol``/``rtol_log`` the engine certifies with): ``x`` is computed to
-        ``Δx <= 8u (|x| + |log q| + 2)`` absolute (:meth:`_Map.inverse`); a Gaussian tail ``T`` moves by
-        at most ``(|z| + 1)/μ`` in log per unit of ``x`` (Mills' ratio), so with ``|z| <= sqrt(2|log T|) + 1``
-        the relative error is at most ``8u (|log T| + A)(|log T| + 2.5)``, ``A = 1.5 + μ/2 +
-        (|log q| + 2)/μ``, bounded linearly in ``|log T|`` over the range of doubles (``|log T| <= 745``);
-        doubled for the mixture's sum and the tails' own error.
+        ``Δx <= 8u (|x| + |log q| + 2)`` absolute (:meth:`_Map.inverse`); a Gaussian tail
+        ``T = Φ̄(z)`` (or ``Φ(-z)``), ``z = ±(x ∓ μ²/2)/μ``, moves by at most ``(max(z, 0) + 1)/μ`` in log
+        per unit of ``x`` (Mills' ratio), and ``z <= sqrt(2 |log T|)`` where ``z > 0``. With
+        ``|x| <= μ(|z| + 1) + μ²/2`` the relative error is at most ``8u (4 t + 2 + (μ/2 + (|log q| + 2)/μ)
+        (t + 1.5))``, ``t = |log T|``: linear in ``t``; doubled for the mixture's sum and the tails' own
+        error.
         """
         if self.mechanism.is_finite:
             r = self.region()
@@ -289,10 +290,9 @@ class SubsampledMechanism(Mechanism):
         inner = self.mechanism.loss_law()
         assert inner.log_sf_q is not None and inner.log_cdf_q is not None and inner.log_cdf is not None
         g = self._map
-        a = 1.5 + mu / 2 + (abs(g.log_q) + 2) / mu
-        b = max(a, 2.5)
-        rtol_log = 2 * 8 * _U * (745 + b) + inner.rtol_log
-        rtol = 2 * 8 * _U * (745 + b) * b + inner.rtol + 16 * _U
+        c = mu / 2 + (abs(g.log_q) + 2) / mu
+        rtol_log = 2 * 8 * _U * (4 + c) + inner.rtol_log
+        rtol = 2 * 8 * _U * (2 + 1.5 * c) + inner.rtol + 16 * _U
         sf = _mixed(inner.log_sf, inner.log_sf_q, g)
         cdf = _mixed(inner.log_cdf, inner.log_cdf_q, g)
         sf_q, cdf_q = _shifted(inner.log_sf_q, g), _shifted(inner.log_cdf_q, g)
