@@ -90,6 +90,14 @@ FREE: dict[str, dict[str, Free]] = {
     "laplace": {"scale": _NOISE},
     "pure": {"epsilon": _EPS0},
     "randomized_response": {"epsilon": _EPS0},
+    # DP-SGD and subsampled mechanisms (lpdp.sgd, lpdp.mechanisms.subsampled): a smaller Poisson rate is a
+    # post-processing of a larger one (each sampled record dropped again with probability 1 - q'/q)
+    "dpsgd": {"noise_multiplier": _NOISE,
+              "sampling_rate": Free("smaller", False, 1e-9, 1.0, "Poisson sampling rate (smaller is more "
+                                    "private)"),
+              "steps": Free("smaller", True, 1, MAX_COUNT, "number of steps (exact)")},
+    "subsampled": {"rate": Free("smaller", False, 1e-9, 1.0, "Poisson sampling rate (smaller is more "
+                                "private)")},
 }
 
 

@@ -166,3 +166,41 @@ def test_poisson_sampled_events_of_any_supported_event():
         from_dp_event(dp_accounting.PoissonSampledDpEvent(
             0.1, dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(1.0), 3)))
     assert pld is not None
+
+
+def test_calibrating_the_rate_of_a_subsampled_mechanism():
+    from lpdp.calibrate import calibrate
+
+    c = calibrate({"mechanism": [{"kind": "subsampled", "rate": "?", "times": 20,
+                                  "mechanism": {"kind": "pure", "epsilon": 1.0}}]}, 1.0, 1e-6)
+    assert c.meets_target and 0 < c.value < 1
+    g = lpdp.Accountant().compose(subsampled(lpdp.mechanisms.pure(1.0), c.value), 20).guarantee()
+    assert g.epsilon(1e-6)[1] <= 1.0
+    lo, hi = c.optimum
+    above = lpdp.Accountant().compose(subsampled(lpdp.mechanisms.pure(1.0), min(1.0, hi * 1.001)), 20)
+    assert above.guarantee().epsilon(1e-6)[0] > 1.0
+
+
+@pytest.mark.deep       # ~50 s: each evaluation is a certified DP-SGD composition
+def test_calibrating_the_noise_multiplier_the_rate_and_the_steps():
+    from lpdp.calibrate import calibrate
+
+    target = (2.0, 1e-5)
+    c = calibrate({"mechanism": [{"kind": "dpsgd", "noise_multiplier": "?", "sampling_rate": 0.05,
+                                  "steps": 50}]}, *target)
+    assert c.parameter == "mechanism[0].noise_multiplier" and c.meets_target
+    lo, hi = c.optimum
+    assert lo <= c.value <= hi * (1 + 1e-12) and hi - lo <= 2e-4 * hi
+    assert lpdp.dpsgd(c.value, 0.05, 50).guarantee().epsilon(target[1])[1] <= target[0]
+    # just below the bracket the attack side already misses the target
+    assert lpdp.dpsgd(lo * (1 - 1e-3), 0.05, 50).guarantee().delta(target[0])[0] > target[1]
+    c = calibrate({"mechanism": [{"kind": "dpsgd", "noise_multiplier": 1.0, "sampling_rate": 0.05,
+                                  "steps": "?", "max": 400}]}, *target)
+    k = int(c.value)
+    assert lpdp.dpsgd(1.0, 0.05, k).guarantee().delta(target[0])[1] <= target[1]
+    assert lpdp.dpsgd(1.0, 0.05, k + 1).guarantee().delta(target[0])[1] > target[1]
+    c = calibrate({"mechanism": [{"kind": "subsampled", "rate": "?", "times": 20,
+                                  "mechanism": {"kind": "pure", "epsilon": 1.0}}]}, 1.0, 1e-6)
+    assert c.meets_target and 0 < c.value < 1
+    g = lpdp.Accountant().compose(subsampled(lpdp.mechanisms.pure(1.0), c.value), 20).guarantee()
+    assert g.epsilon(1e-6)[1] <= 1.0
