@@ -954,9 +954,10 @@ class _Engine:
         return e
 
     def _invert(self, target: float, upper: bool) -> float:
-        def holds(e: float) -> bool:      # upper: side(e) <= target ; lower: side(e) >= target
+        def holds(e: float) -> bool:      # upper: side(e) <= target ; lower: side(e) > target
+            # (strictly: a lower δ equal to the target, e.g. 0 at δ = 0, says nothing about ε(δ) >= e)
             val = self._sides(e, upper)[0]
-            return val <= target if upper else val >= target
+            return val <= target if upper else val > target
 
         base = self._lattices[0]
         top = (base.start + base.n) * self.step + float(np.max(self._tau_dn)) + 1.0

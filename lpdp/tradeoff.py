@@ -20,6 +20,7 @@ from functools import cached_property
 import numpy as np
 from scipy.special import log_ndtr, ndtr, ndtri
 
+from lpdp._numerics import gaussian_delta_bounds
 from lpdp._validate import check_int, check_positive
 from lpdp.errors import ParameterError
 from lpdp.region import PrivacyRegion
@@ -247,12 +248,15 @@ class TradeoffFunction:
         return arr
 
 
-def gaussian_delta(epsilon: ArrayLike, mu: float) -> ArrayLike:
-    """Tight ``δ(ε) = Φ(-ε/μ + μ/2) - e^ε Φ(-ε/μ - μ/2)`` of ``G_μ`` (Balle and Wang, 2018, Theorem 8).
+def gaussian_delta(epsilon: ArrayLike, mu: float, side: str = "upper") -> ArrayLike:
+    """Tight ``δ(ε) = Φ(-ε/μ + μ/2) - e^ε Φ(-ε/μ - μ/2)`` of ``G_μ`` (Balle and Wang, 2018, Theorem 8),
+    certified: ``side="upper"`` (default) is never below it, ``"lower"`` never above.
 
     The one implementation of the Gaussian profile (vectorised over ε >= 0). Written as
     ``Φ(a) (1 - exp(ε + log Φ(b) - log Φ(a)))``: a difference of positives, no overflow, full relative
-    precision in the tail.
+    precision in the tail; its floating-point error is bounded and the value widened by it, and where the
+    bound is too wide (μ tiny, where the two terms cancel) δ is evaluated with mpmath
+    (:func:`lpdp._numerics.gaussian_delta_bounds`).
 
     Examples
     --------
@@ -264,7 +268,54 @@ def gaussian_delta(epsilon: ArrayLike, mu: float) -> ArrayLike:
     eps = np.asarray(epsilon, dtype=float)
     if np.any(~np.isfinite(eps)) or np.any(eps < 0):
         raise ParameterError(f"epsilon={epsilon!r}: must be finite and >= 0")
-    return _scalar(gaussian_hockey(eps, mu), epsilon)
+    if side not in ("upper", "lower"):
+        raise ParameterError(f"side={side!r}: must be 'upper' or 'lower'")
+    lo, hi = gaussian_delta_bounds(eps, mu)
+    return _scalar(hi if side == "upper" else lo, epsilon)
+
+
+@dataclass(frozen=True)
+class GaussianLower:
+    """The attack side of ``G_μ``'s profile: ``delta`` and ``epsilon`` never above the exact ones.
+
+    Examples
+    --------
+    >>> lo = GaussianLower(1.0)
+    >>> bool(lo.delta(1.0) <= 0.12693673750664394 <= gaussian(1.0).delta(1.0))
+    True
+    >>> lo.epsilon(1e-6) <= gaussian(1.0).epsilon(1e-6)
+    True
+    """
+
+    mu: float
+
+    def delta(self, epsilon: ArrayLike) -> ArrayLike:
+        return gaussian_delta(epsilon, self.mu, "lower")
+
+    def epsilon(self, delta: ArrayLike) -> ArrayLike:
+        """The largest ε (to adjacent doubles) whose certified lower δ is still above ``delta``: the exact
+        ε(δ) is above it (0 when no ε >= 0 is)."""
+        d = np.asarray(delta, dtype=float)
+        out = np.array([self._one(float(x)) for x in d.ravel()]).reshape(d.shape)
+        return _scalar(out, delta)
+
+    def _one(self, delta: float) -> float:
+        def above(e: float) -> bool:
+            return float(gaussian_delta(e, self.mu, "lower")) > delta
+
+        if not above(0.0):
+            return 0.0
+        hi = 1.0
+        while above(hi):
+            if hi > 1e300:
+                return hi
+            hi *= 2.0
+        lo = 0.0                           # above(lo), not above(hi)
+        while True:
+            mid = 0.5 * (lo + hi)
+            if mid in (lo, hi):
+                return lo
+            lo, hi = (mid, hi) if above(mid) else (lo, mid)
 
 
 def gaussian_hockey(c: np.ndarray, mu: float) -> np.ndarray:

@@ -131,10 +131,7 @@ def test_profile_matches_mpmath_gaussian():
 
 
 @pytest.mark.parametrize("count", [
-    pytest.param(1, marks=pytest.mark.xfail(strict=True, reason="lpdp.tradeoff.gaussian_delta is 7e-14 "
-                                            "relative below mpmath at mu = 0.354, eps = 1.54 (cancellation "
-                                            "not widened): the Gaussian route's eps(1e-6) is a hair small")),
-    8, 50])
+    1, 8, 50])
 def test_budget_brackets_the_gaussian_root(count):
     """ε at δ = 1e-6 of G_{μ√c}: the upper side has mpmath δ <= 1e-6, the lower side δ >= 1e-6."""
     c = budget([(GaussianMechanism(4.0), 2)], 1e-6, [count])

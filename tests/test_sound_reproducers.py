@@ -7,6 +7,8 @@ floats, or the true δ at a returned ε at or below the target.
 
 from __future__ import annotations
 
+import math
+
 import mpmath as mp
 import pytest
 
@@ -128,3 +130,72 @@ def test_kairouz_small_margins():
         r = homogeneous(eps0, d0, k)
         truth = dp_k_delta(eps0, d0, k, x)
         assert r.delta_lower(x) <= truth <= r.delta(x)
+
+
+def gauss_delta(mu: mp.mpf, eps: float) -> mp.mpf:
+    """δ(ε) of G_μ (Balle and Wang, Theorem 8) at 50 digits (μ exact, e.g. sensitivity/σ as a real)."""
+    e = mp.mpf(eps)
+    return mp.ncdf(-e / mu + mu / 2) - mp.exp(e) * mp.ncdf(-e / mu - mu / 2)
+
+
+def test_gaussian_small_mu_deep_tail():
+    from lpdp.mechanisms import GaussianMechanism
+
+    g = Accountant().compose(GaussianMechanism(1e6)).guarantee()
+    mu = 1 / mp.mpf(1e6)
+    x = 5.000000499999999e-06
+    lo, hi = g.delta(x)
+    assert lo <= gauss_delta(mu, x) <= hi                        # was 3.2e-8 relative low
+    lo, hi = g.epsilon(1e-300)
+    assert gauss_delta(mu, hi) <= mp.mpf(1e-300)                 # was 1.0000049e-300
+    assert gauss_delta(mu, lo) >= mp.mpf(1e-300)
+
+
+def test_gaussian_composed_deep_target():
+    from lpdp.mechanisms import GaussianMechanism
+
+    g = Accountant().compose(GaussianMechanism(1e4), 10_000).guarantee()
+    mu = mp.sqrt(10_000) / mp.mpf(1e4)                          # exactly 0.01
+    lo, hi = g.epsilon(1e-100)
+    assert gauss_delta(mu, hi) <= mp.mpf(1e-100)                 # was 1.7e-10 relative above
+    assert gauss_delta(mu, lo) >= mp.mpf(1e-100)
+
+
+@pytest.mark.parametrize("mu", [1e-8, 1e-4, 0.354, 1.0, 30.0, 1e4])
+@pytest.mark.parametrize("target", [1e-3, 1e-12, 1e-100, 1e-300])
+def test_gaussian_closed_form_sweep(mu, target):
+    from lpdp.tradeoff import GaussianLower, gaussian
+
+    m = mp.mpf(mu)
+    up, lo = gaussian(mu), GaussianLower(mu)
+    e_hi, e_lo = float(up.epsilon(target)), float(lo.epsilon(target))
+    if math.isfinite(e_hi):
+        assert gauss_delta(m, e_hi) <= mp.mpf(target)
+    if e_lo > 0:
+        assert gauss_delta(m, e_lo) >= mp.mpf(target)
+    for x in (0.0, e_lo, 1.0):
+        assert lo.delta(x) <= gauss_delta(m, x) <= up.delta(x)
+
+
+def test_laplace_attack_side_at_delta_zero():
+    """``compose(LaplaceMechanism(1.0), 3).guarantee().epsilon(0.0)`` gave lower 4.058; ε(0) is 3."""
+    from lpdp.mechanisms import LaplaceMechanism
+
+    g = Accountant().compose(LaplaceMechanism(1.0), 3).guarantee()
+    lo, hi = g.epsilon(0.0)
+    assert lo <= 3.0 <= hi
+    lo, hi = g.epsilon(1e-300)
+    assert lo <= 3.0 <= hi
+
+
+def test_exact_routes_attack_side_at_delta_zero():
+    from lpdp.mechanisms import pure
+
+    for parts, top in ([(pure(0.5), 4)], 2.0), ([(randomized_response(3, 1.5), 2)], 3.0):
+        acc = Accountant()
+        for m, k in parts:
+            acc.compose(m, k)
+        lo, hi = acc.guarantee().epsilon(0.0)
+        assert lo <= top <= hi
+        lo, hi = acc.guarantee().delta(0.0)
+        assert lo <= hi

@@ -67,8 +67,8 @@ def heterogeneous(counts: Mapping[float, int]) -> PrivacyRegion:
     >>> r = heterogeneous({0.3: 10, 0.15: 20})
     >>> round(float(r.delta(1.0)), 6)
     0.187394
-    >>> float(abs(heterogeneous({0.5: 4, 0.0: 7}).delta(0.7) - homogeneous(0.5, 0.0, 4).delta(0.7)))
-    0.0
+    >>> abs(heterogeneous({0.5: 4, 0.0: 7}).delta(0.7) - homogeneous(0.5, 0.0, 4).delta(0.7)) < 1e-14
+    True
     """
     if not isinstance(counts, Mapping) or not counts:
         raise ParameterError(f"counts={counts!r}: must be a non-empty mapping {{epsilon: count}}")
