@@ -7,6 +7,7 @@ filter (any :class:`~lpdp.filters.Filter` subclass) is added with :func:`registe
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,10 +21,13 @@ from lpdp.filters.params import optimal_parameters
 from lpdp.filters.realisation import Filter, RealisationFilter, UnionBoundFilter
 from lpdp.mechanisms import Mechanism, Request, mechanism_from_dict, mixture
 
-__all__ = ["FilterKind", "register_filter", "filter_kinds", "build_filter", "load_mechanism", "load_cycle",
+__all__ = ["FilterKind", "register_filter", "register_cycle_builder", "unregister_filter", "capped",
+           "filter_kinds", "build_filter", "load_mechanism", "load_cycle",
            "workload_steps", "workload_mechanism", "workload_cycle", "ROUNDS"]
 
 Pairs = Sequence[tuple[Hashable, Hashable]]
+#: ``(steps, epsilon, delta, max_steps, pairs, model, parameters) -> Filter``.
+CycleBuilder = Callable[..., Filter]
 
 
 @dataclass(frozen=True)
@@ -41,12 +45,18 @@ class FilterKind:
         (deterministic on i.i.d. rounds).
     build : callable
         ``build(mechanism, epsilon, delta, max_steps, pairs) -> Filter`` tuned for i.i.d. rounds.
+    build_cycle : callable, optional
+        ``build_cycle(steps, epsilon, delta, max_steps, pairs, model, parameters) -> Filter`` tuned for a
+        declared cycle of ``(mechanism, request)`` steps (``model``: ``"declared"`` or ``"iid"``;
+        ``parameters``: a realisation-level (δ̃, θ) given by hand, or ``None``). Without it the filter
+        is not offered on cycles (:func:`lpdp.filters.cycle_filter` says so).
     """
 
     name: str
     label: str
     level: Literal["realisation", "mechanism"]
     build: Callable[[Mechanism, float, float, int, Pairs], Filter]
+    build_cycle: CycleBuilder | None = None
 
 
 _REGISTRY: dict[str, FilterKind] = {}
@@ -64,6 +74,19 @@ def register_filter(kind: FilterKind) -> FilterKind:
         raise ParameterError(f"filter name={kind.name!r}: already registered")
     _REGISTRY[kind.name] = kind
     return kind
+
+
+def unregister_filter(name: str) -> None:
+    """Remove a filter added by :func:`register_filter` (tests)."""
+    _REGISTRY.pop(name, None)
+
+
+def register_cycle_builder(name: str, build_cycle: CycleBuilder) -> FilterKind:
+    """Give the registered filter ``name`` its builder for declared cycles (see :class:`FilterKind`)."""
+    if name not in _REGISTRY:
+        raise ParameterError(f"filter={name!r}: must be one of {sorted(_REGISTRY)}")
+    _REGISTRY[name] = dataclasses.replace(_REGISTRY[name], build_cycle=build_cycle)
+    return _REGISTRY[name]
 
 
 def filter_kinds(level: str | None = None) -> tuple[FilterKind, ...]:
@@ -95,10 +118,14 @@ def _realisation(mechanism: Mechanism, epsilon: float, delta: float, n: int,
     return RealisationFilter(epsilon, delta, n, p.delta_tilde, p.theta, pairs)
 
 
+def capped(f: Filter, max_steps: int, pairs: Pairs) -> Filter:
+    """A tuned mechanism-level filter with the cap ``max_steps`` and the neighbouring ``pairs``."""
+    return type(f)(**{**f.config(), "max_steps": max_steps}, pairs=pairs)
+
+
 def _mechanism_level(name: str) -> Callable[[Mechanism, float, float, int, Pairs], Filter]:
     def build(mechanism: Mechanism, epsilon: float, delta: float, n: int, pairs: Pairs) -> Filter:
-        f = BEST[name](mechanism, epsilon, delta, pairs).filter  # every mechanism-level best has one
-        return type(f)(**{**f.config(), "max_steps": n}, pairs=pairs)
+        return capped(BEST[name](mechanism, epsilon, delta, pairs).filter, n, pairs)  # each best has one
 
     return build
 

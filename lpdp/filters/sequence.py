@@ -16,8 +16,7 @@ filters charge every round its own cost, so they too stay valid off the declared
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any, Literal
 
 from lpdp._validate import check_delta, check_epsilon, check_int, check_probability
@@ -28,7 +27,7 @@ from lpdp.filters.baselines import CYCLE_BEST, NotApplicableError, cycle_baselin
 from lpdp.filters.combined import combined_for_cycle
 from lpdp.filters.params import FilterParameters
 from lpdp.filters.realisation import Filter, RealisationFilter, Step, UnionBoundFilter, check_steps
-from lpdp.filters.registry import filter_kinds
+from lpdp.filters.registry import capped, filter_kinds, register_cycle_builder
 from lpdp.filters.simulate import (
     Comparison,
     SurvivalCurve,
@@ -126,10 +125,12 @@ def cycle_filter(name: str, steps: Sequence[Step], epsilon: float, delta: float,
     * ``combined``: :func:`lpdp.filters.combined.combined_for_cycle`;
     * a mechanism-level filter: its parameters from :func:`lpdp.filters.cycle_baselines`, with
       ``max_steps`` as the cap;
-    * a filter registered elsewhere: built by its registry entry for the cycle's most frequent step.
+    * any other registered filter: its ``build_cycle`` (:func:`lpdp.filters.register_cycle_builder`);
+      one registered for i.i.d. rounds only is refused, never tuned for a step of the cycle.
 
-    Raises :class:`~lpdp.filters.NotApplicableError` when a mechanism-level filter cannot charge a
-    step.
+    Each is its registry entry's ``build_cycle`` (registered below). Raises
+    :class:`~lpdp.filters.NotApplicableError` when a mechanism-level filter cannot charge a step or the
+    filter has no cycle builder.
 
     Examples
     --------
@@ -145,20 +146,40 @@ def cycle_filter(name: str, steps: Sequence[Step], epsilon: float, delta: float,
         raise ParameterError(f"filter={name!r}: must be one of {sorted(kinds)}")
     pairs = _check_pairs(pairs)
     n = check_int(max_steps, "max_steps")
-    if name == "realisation":
-        p = parameters or sequence_parameters(delta, n, steps, pairs, model=model)
-        return RealisationFilter(epsilon, delta, n, p.delta_tilde, p.theta, pairs)
-    if name == "union":
-        return UnionBoundFilter(epsilon, delta, n, pairs)
-    if name == "combined":
-        return combined_for_cycle(steps, epsilon, delta, n, pairs, model=model)
-    if name in CYCLE_BEST:
+    build = kinds[name].build_cycle
+    if build is None:
+        raise NotApplicableError(f"filter={name!r}: registered for i.i.d. rounds only (no build_cycle; "
+                                 "lpdp.filters.register_cycle_builder adds one)")
+    return build(steps, epsilon, delta, n, pairs, model, parameters)
+
+
+def _realisation_cycle(steps: Sequence[Step], epsilon: float, delta: float, n: int,
+                       pairs: Sequence[tuple[Hashable, Hashable]], model: Literal["declared", "iid"],
+                       parameters: FilterParameters | None) -> Filter:
+    p = parameters or sequence_parameters(delta, n, steps, pairs, model=model)
+    return RealisationFilter(epsilon, delta, n, p.delta_tilde, p.theta, pairs)
+
+
+def _mechanism_level_cycle(name: str) -> Callable[..., Filter]:
+    def build(steps: Sequence[Step], epsilon: float, delta: float, n: int,
+              pairs: Sequence[tuple[Hashable, Hashable]], model: Literal["declared", "iid"],
+              parameters: FilterParameters | None) -> Filter:
         f = CYCLE_BEST[name](steps, check_epsilon(epsilon), check_delta(delta), pairs).filter
         if f is None:
             raise NotApplicableError(f"filter={name!r}: no parameters for this cycle")
-        return type(f)(**{**f.config(), "max_steps": n}, pairs=pairs)
-    mech, _ = Counter(steps).most_common(1)[0]  # the most frequent step (the first of those tied)
-    return kinds[name].build(mech, epsilon, delta, n, pairs)
+        return capped(f, n, pairs)
+
+    return build
+
+
+register_cycle_builder("realisation", _realisation_cycle)
+register_cycle_builder("union", lambda steps, e, d, n, pairs, model, parameters:
+                       UnionBoundFilter(e, d, n, pairs))
+register_cycle_builder("combined", lambda steps, e, d, n, pairs, model, parameters: combined_for_cycle(
+    steps, e, d, n, pairs, model=model))
+for _kind in filter_kinds("mechanism"):
+    if _kind.name in CYCLE_BEST:
+        register_cycle_builder(_kind.name, _mechanism_level_cycle(_kind.name))
 
 
 def _check_pairs(pairs: Any) -> tuple[tuple[Hashable, Hashable], ...]:
@@ -211,17 +232,15 @@ def sequence_comparison(steps: Sequence[Step], epsilon: float, delta: float, max
     for i, kind in enumerate(filter_kinds()):
         if kind.name in notes:
             continue
+        tuned = base.get(kind.name)      # each optimisation once: the mechanism-level tunings of base
         try:
-            f = cycle_filter(kind.name, steps, epsilon, delta, n, pairs, model=model,
-                             parameters=params)
+            f = (capped(tuned.filter, n, pairs) if kind.level == "mechanism" and tuned is not None
+                 and tuned.filter is not None else
+                 cycle_filter(kind.name, steps, epsilon, delta, n, pairs, model=model, parameters=params))
             curves[kind.name] = sequence_survival(f, steps, horizon=n if kind.level == "mechanism"
                                                   else None, trajectories=trajectories, seed=seed + i)
-        except NotApplicableError as exc:
+        except NotApplicableError as exc:     # includes a filter registered without a cycle builder
             notes[kind.name] = f"not applicable: {exc}"
-        except ParameterError as exc:  # a filter registered elsewhere may have no rule for a cycle
-            if kind.name in base or kind.name in ("realisation", "union", "combined"):
-                raise
-            notes[kind.name] = f"not available on a cycle: {exc}"
     classical = base["classical"]
     if classical.rounds is not None:
         curves["classical"] = step_curve(classical.rounds, n)

@@ -29,7 +29,7 @@ from lpdp.filters.baselines import (
 )
 from lpdp.filters.params import FilterParameters, optimal_parameters
 from lpdp.filters.realisation import RealisationFilter, Step, StoppingRule
-from lpdp.filters.registry import build_filter, filter_kinds
+from lpdp.filters.registry import build_filter, capped, filter_kinds
 from lpdp.mechanisms import Mechanism, Request
 
 __all__ = ["SurvivalCurve", "survival", "Comparison", "comparison", "check_cost"]
@@ -215,9 +215,12 @@ def comparison(mechanism: Mechanism, epsilon: float, delta: float, max_steps: in
     for i, kind in enumerate(filter_kinds()):
         if kind.name in notes:
             continue
-        try:
+        try:   # each optimisation once: the (δ̃, θ) above, the mechanism-level tunings of ``base``
+            tuned = base.get(kind.name)
             f = (RealisationFilter(epsilon, delta, max_steps, p.delta_tilde, p.theta, pairs)
-                 if parameters is not None and kind.name == "realisation" else
+                 if kind.name == "realisation" else
+                 capped(tuned.filter, max_steps, pairs) if kind.level == "mechanism" and tuned is not None
+                 and tuned.filter is not None else
                  build_filter(kind.name, mechanism, epsilon, delta, max_steps, pairs))
         except NotApplicableError as exc:
             notes[kind.name] = f"not applicable: {exc}"
