@@ -133,3 +133,12 @@ def test_calibrate_keeps_its_free_value(capsys):
     named = _json(capsys, "calibrate", "--gaussian", "sigma=?,times=1000", "--epsilon", "2",
                   "--delta", "1e-6")
     assert out["value"] == named["value"]                              # exact: the same search
+
+
+def test_the_count_is_times_everywhere_with_k_kept(capsys):
+    a = _json(capsys, "fdp", "--laplace", "1", "--times", "5", "--for-delta", "1e-5")
+    b = _json(capsys, "fdp", "--laplace", "1", "-k", "5", "--for-delta", "1e-5")
+    assert a == b
+    c = _json(capsys, "compose", "--dp", "0.5,0", "--times", "4", "--at", "1")
+    d = _json(capsys, "compose", "--dp", "0.5,0", "-k", "4", "--at", "1")
+    assert c == d

@@ -85,11 +85,11 @@ def test_theorems_2_and_3_agree_with_the_lattice(name, k):
     lattice = double_dp(c1, c2, k)
     grid = np.linspace(0.0, 1.05 * max(abs(lattice.losses)), 400)
     mixture = theorem2(c1, c2, k)
-    assert_regions_equal(mixture, lattice, rtol=1e-12, eps=grid)
+    assert_regions_equal(mixture, lattice, rtol=1e-12, epsilon=grid)
     # Theorem 3's region is built from its (ε_uv, δ_uv) list by intersecting lines (breakpoints rounded to
     # double): relative agreement wherever δ is not tiny, and absolute agreement everywhere.
     lines = theorem3(c1, c2, k)
-    assert_regions_equal(lines, lattice, rtol=1e-12, atol=1e-15, eps=grid)
+    assert_regions_equal(lines, lattice, rtol=1e-12, atol=1e-15, epsilon=grid)
 
 
 @pytest.mark.parametrize("name", ["figure2", "ratio-3", "irrational"])
@@ -378,7 +378,7 @@ def test_random_pairs_routes_agree_and_baselines_contain(e1, d1, e2, d2, k):
     c1, c2 = (e1, d1), (e2, d2)
     exact = double_dp(c1, c2, k)
     grid = np.linspace(0.0, 3.0 * k + 0.1, 60)
-    assert_regions_equal(theorem2(c1, c2, k), exact, rtol=1e-10, atol=1e-15, eps=grid,
+    assert_regions_equal(theorem2(c1, c2, k), exact, rtol=1e-10, atol=1e-15, epsilon=grid,
                          boundary_atol=1e-10)
     assert_delta_le(exact, double_dp(c1, c2, k, method="remark2"), grid, rtol=1e-9)
     # The exact region lies inside each constraint's own Kairouz composition.

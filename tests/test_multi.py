@@ -116,7 +116,7 @@ def test_tiny_masses_keep_relative_precision():
     want = m + math.log(sum(math.exp(t - m) for t in terms))
     assert math.isclose(float(r.log_delta(990.0)), want, rel_tol=1e-12)
     assert_regions_equal(r, homogeneous(1.0, 0.0, k), rtol=1e-9, boundary_atol=1e-10,
-                         eps=np.linspace(0, 200, 41))
+                         epsilon=np.linspace(0, 200, 41))
 
 
 def test_heterogeneous_regions_match_theorem_1():
@@ -164,7 +164,7 @@ def test_extreme_dynamic_range_levels_and_fallback(eps, k):
     # both certified from above: they agree to the routes' bounds (about 1e-12 relative)
     np.testing.assert_allclose(got.log_delta(grid), want.log_delta(grid), rtol=1e-11, atol=1e-12)
     assert_regions_equal(multi([(eps, 0.0)], k, step=eps), homogeneous(eps, 0.0, k), rtol=1e-10,
-                         boundary_atol=1e-10, eps=grid)
+                         boundary_atol=1e-10, epsilon=grid)
 
 
 @pytest.mark.parametrize("step, match", [

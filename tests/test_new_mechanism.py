@@ -201,3 +201,13 @@ def test_an_audit_of_a_filter_on_it():
     ref = audit(build_filter("realisation", randomized_response(2, EPS), 3.0, 1e-3, 40, [(1, 0)]),
                 randomized_response(2, EPS))                 # exact dynamic programme, same loss law
     assert abs(r.expected_T - ref.expected_T) <= 0.05 * ref.expected_T + 0.5
+
+
+def test_testing_helpers_say_epsilon_and_keep_eps_as_a_deprecated_spelling():
+    from lpdp.testing import assert_delta_le, assert_regions_equal
+
+    r = PrivacyRegion.from_dp(1.0, 0.0)
+    assert_regions_equal(r, r, epsilon=[0.0, 0.5])
+    assert_delta_le(r, r, epsilon=[0.0, 0.5])
+    with pytest.warns(DeprecationWarning, match="eps= is deprecated"):
+        assert_delta_le(r, r, eps=[0.0, 0.5])

@@ -224,10 +224,10 @@ def test_intersection_with_huge_and_very_negative_losses():
 
     h = homogeneous(20.0, 1e-3, 100)             # losses from -2000 to 2000, p_inf = 1 - 0.999^100
     grid = np.array([0.0, 50.0, 1000.0, 1999.0, 2500.0])
-    assert_regions_equal(h.intersect(h), h, eps=grid, rtol=1e-12, boundary_atol=1e-12)
+    assert_regions_equal(h.intersect(h), h, epsilon=grid, rtol=1e-12, boundary_atol=1e-12)
     assert h.intersect(h).delta(2500.0) == pytest.approx(-math.expm1(100 * math.log1p(-1e-3)), rel=1e-12)
     weak = PrivacyRegion.from_dp(0.0, 1.0)
-    assert_regions_equal(h.intersect(weak), h, eps=grid, rtol=1e-12, boundary_atol=1e-12)
+    assert_regions_equal(h.intersect(weak), h, epsilon=grid, rtol=1e-12, boundary_atol=1e-12)
 
 
 @given(grid_constraint_lists, grid_constraint_lists)

@@ -174,9 +174,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "heterogeneous composition of pure mechanisms (--pure, Theorem 1).")
     p.add_argument("--dp", action="append", metavar="EPS,DELTA", help="a constraint every mechanism meets "
                    "(repeatable: all hold at once)")
-    p.add_argument("-k", metavar="K", action="append",
-                   help="number of mechanisms composed (once: every mechanism meets all --dp; to compose "
-                        "different mechanisms use `lpdp account`)")
+    p.add_argument("-k", "--times", dest="k", metavar="K", action="append",
+                   help="number of mechanisms composed, the count (--times, as in the library's "
+                        "times=; once: every mechanism meets all --dp; to compose different mechanisms "
+                        "use `lpdp account`)")
     p.add_argument("--pure", action="append", metavar="EPSxCOUNT",
                    help="COUNT mechanisms that are pure EPS-DP (repeatable)")
     p.add_argument("--method", choices=METHODS,

@@ -170,7 +170,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "(Propositions 1-2 for N = 2) and both composed exactly: the from-below composition is "
                     "a valid privacy guarantee, the from-above one an attack bound.")
     add_mechanism_flags(p, flags=("--gaussian", "--laplace"), note="give one; the count is -k")
-    p.add_argument("-k", required=True, metavar="K", help="number of mechanisms composed")
+    p.add_argument("-k", "--times", dest="k", required=True, metavar="K",
+                   help="number of mechanisms composed, the count (--times, as in the library's times=)")
     p.add_argument("--constraints", metavar="N",
                    help="use the paper's N-constraint bracket (Propositions 1-2 for N = 2) instead of the "
                         "accountant; --step, --delta-min and --layout imply it with N = 2")
