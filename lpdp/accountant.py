@@ -189,6 +189,10 @@ class Accountant:
         it the router finds one from the constraint levels when they are commensurate and that is
         cheaper (:func:`lpdp.compose._levels.commensurate_units`). A composition too large for the
         memory or time budget raises :class:`~lpdp.errors.BudgetError` naming the estimate.
+    tolerance : float, optional
+        Target ε-width at δ = 1e-5 of a certified (not exact) guarantee: larger is faster, and both
+        sides stay certified (:func:`lpdp.pld.compose`). Default: half of dp_accounting's PLD width at
+        value discretisation 1e-4.
 
     Examples
     --------
@@ -206,11 +210,13 @@ class Accountant:
     'remark1'
     """
 
-    def __init__(self, *, method: Method = "lattice", step: float | None = None) -> None:
+    def __init__(self, *, method: Method = "lattice", step: float | None = None,
+                 tolerance: float | None = None) -> None:
         if method not in METHODS:
             raise ParameterError(f"method={method!r}: must be one of {', '.join(METHODS)}")
         self._method: Method = method
         self._step = None if step is None else check_positive(step, "step")
+        self._tolerance = None if tolerance is None else check_positive(tolerance, "tolerance")
         self._parts: list[tuple[Mechanism, int]] = []
 
     @property
@@ -222,6 +228,11 @@ class Accountant:
     def step(self) -> float | None:
         """The common lattice step given (``None``: the router finds one when it helps)."""
         return self._step
+
+    @property
+    def tolerance(self) -> float | None:
+        """The ε-width asked of a certified guarantee (``None``: the engine's default)."""
+        return self._tolerance
 
     def compose(self, mechanism: Mechanism, times: int = 1) -> Accountant:
         """Add ``times`` runs of ``mechanism`` (returns the accountant, so calls chain)."""
@@ -237,11 +248,12 @@ class Accountant:
 
     def guarantee(self) -> Guarantee:
         """The guarantee of everything composed so far (:func:`route` picks how)."""
-        return route(self._parts, method=self._method, step=self._step)
+        return route(self._parts, method=self._method, step=self._step, tolerance=self._tolerance)
 
     def __repr__(self) -> str:
         options = "" if self._method == "lattice" else f"method={self._method!r}, "
         options += "" if self._step is None else f"step={self._step!r}, "
+        options += "" if self._tolerance is None else f"tolerance={self._tolerance!r}, "
         return f"Accountant({options}{self._parts!r})"
 
 
@@ -263,7 +275,7 @@ def _exact(region: Profile, name: str) -> Guarantee:
 
 
 def route(parts: Sequence[tuple[Mechanism, int]], *, method: Method = "lattice",
-          step: float | None = None) -> Guarantee:
+          step: float | None = None, tolerance: float | None = None) -> Guarantee:
     """The one routing function: the guarantee of composing ``times`` runs of each mechanism.
 
     Parameters
@@ -275,6 +287,10 @@ def route(parts: Sequence[tuple[Mechanism, int]], *, method: Method = "lattice",
         baselines (Remarks 1–2; then only ``upper`` is meaningful and ``lower`` is the trivial 0).
     step : float, optional
         A common lattice step dividing every loss of the finite parts (fast exact 1-D lattice).
+    tolerance : float, optional
+        Target ε-width of a certified (not exact) guarantee at δ = 1e-5 (:func:`lpdp.pld.compose`);
+        default: half of dp_accounting's PLD width at value discretisation 1e-4. A larger one is faster
+        and still certified on both sides.
 
     Examples
     --------
@@ -287,7 +303,8 @@ def route(parts: Sequence[tuple[Mechanism, int]], *, method: Method = "lattice",
     """
     items = _merged(parts)
     relation, scheme = _neighbouring(items)
-    g = _route(items, method, step)
+    tol = None if tolerance is None else check_positive(tolerance, "tolerance")
+    g = _route(items, method, step, tol)
     return g if relation is None and scheme is None else replace(g, relation=relation, scheme=scheme)
 
 
@@ -303,7 +320,8 @@ def _neighbouring(items: list[tuple[Mechanism, int]]) -> tuple[str | None, str |
     return out[0], out[1]
 
 
-def _route(items: list[tuple[Mechanism, int]], method: Method, step: float | None) -> Guarantee:
+def _route(items: list[tuple[Mechanism, int]], method: Method, step: float | None,
+           tolerance: float | None = None) -> Guarantee:
     if method not in METHODS:
         raise ParameterError(f"method={method!r}: must be one of {', '.join(METHODS)}")
     single_double = len(items) == 1 and len(items[0][0].dp_constraints() or ()) == 2
@@ -314,7 +332,7 @@ def _route(items: list[tuple[Mechanism, int]], method: Method, step: float | Non
     finite = [(m, k) for m, k in items if m.is_finite]
     continuous = [(m, k) for m, k in items if not m.is_finite]
     if not continuous:
-        return _finite_route(finite, method, step)
+        return _finite_route(finite, method, step, tolerance)
     mus = [m.gaussian_mu() for m, _ in continuous]
     if not finite and None not in mus:
         # composed_mu is rounded up (at or above the exact μ by at most 8u + 2^-50); each μ_i is one
@@ -322,13 +340,14 @@ def _route(items: list[tuple[Mechanism, int]], method: Method, step: float | Non
         mu_hi = composed_mu((mu, k) for mu, (_, k) in zip(mus, continuous, strict=True))
         mu_lo = mu_hi * (1.0 - 2.0 ** -48)
         return Guarantee(GaussianLower(mu_lo), gaussian(mu_hi), True, "gaussian")
-    lower, upper = _certified(continuous, finite)
+    lower, upper = _certified(continuous, finite, tolerance=tolerance)
     return Guarantee(lower, upper, False, "certified")
 
 
-def _finite_route(parts: list[tuple[Mechanism, int]], method: Method, step: float | None) -> Guarantee:
+def _finite_route(parts: list[tuple[Mechanism, int]], method: Method, step: float | None,
+                  tolerance: float | None = None) -> Guarantee:
     if not all(m.is_symmetric for m, _ in parts) and step is None:
-        directed = _directed_route(parts)
+        directed = _directed_route(parts, tolerance)
         if directed is not None:
             return directed
     constraints = [m.dp_constraints() for m, _ in parts]
@@ -363,7 +382,8 @@ def _finite_route(parts: list[tuple[Mechanism, int]], method: Method, step: floa
 DIRECTED_PRODUCT_COUNT = 64
 
 
-def _directed_route(parts: list[tuple[Mechanism, int]]) -> Guarantee | None:
+def _directed_route(parts: list[tuple[Mechanism, int]], tolerance: float | None = None
+                    ) -> Guarantee | None:
     """One finite pair that is not its own mirror: the multinomial in each order (exact, outward rounded)
     when affordable; a mix with more than :data:`DIRECTED_PRODUCT_COUNT` runs: the certified engine;
     else ``None`` (the exact product)."""
@@ -379,7 +399,7 @@ def _directed_route(parts: list[tuple[Mechanism, int]]) -> Guarantee | None:
                              "multinomial")
     elif sum(k for _, k in parts) <= DIRECTED_PRODUCT_COUNT:
         return None
-    lower, upper = _certified([], parts, step=_discrete_step(parts))
+    lower, upper = _certified([], parts, step=_discrete_step(parts), tolerance=tolerance)
     return Guarantee(lower, upper, False, "certified")
 
 
@@ -436,7 +456,7 @@ def _mirror(region: PrivacyRegion) -> PrivacyRegion:
 
 
 def _certified(continuous: list[tuple[Mechanism, int]], finite: list[tuple[Mechanism, int]],
-               step: float | None = None) -> tuple[Profile, Profile]:
+               step: float | None = None, tolerance: float | None = None) -> tuple[Profile, Profile]:
     """Certified ``(lower, upper)`` of a composition with continuous parts.
 
     The certified lattice engine (:func:`lpdp.pld.compose`, argument in ``docs/pld.md``) composes every
@@ -447,8 +467,8 @@ def _certified(continuous: list[tuple[Mechanism, int]], finite: list[tuple[Mecha
     from lpdp.pld import compose
 
     parts = continuous + finite
-    forward = compose([(m.loss_law(), k) for m, k in parts], step=step)
+    forward = compose([(m.loss_law(), k) for m, k in parts], step=step, tolerance=tolerance)
     if all(m.is_symmetric for m, _ in parts):
         return forward.lower, forward.upper
-    backward = compose([(m.loss_law(reverse=True), k) for m, k in parts], step=step)
+    backward = compose([(m.loss_law(reverse=True), k) for m, k in parts], step=step, tolerance=tolerance)
     return Larger(forward.lower, backward.lower), Larger(forward.upper, backward.upper)
