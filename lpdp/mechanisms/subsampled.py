@@ -28,6 +28,7 @@ implemented: they are refused by name (``docs/subsampling.md``).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from decimal import Decimal, localcontext
@@ -62,6 +63,7 @@ _REFUSED = {
 }
 
 
+@functools.lru_cache(maxsize=256)
 def _log_one_minus(q: float) -> tuple[float, float]:
     """``log(1 - q)`` as an unevaluated sum ``hi + lo`` of two floats (about 32 correct digits)."""
     if q == 1.0:
@@ -200,6 +202,7 @@ class SubsampledMechanism(Mechanism):
         self._scheme = scheme
         self._relation = relation
         self._map = _Map(q)
+        self._laws: dict[bool, LossLaw] = {}      # the filter face's loss laws, built once
 
     # ------------------------------------------------------------------ identity
     def _key(self) -> tuple[Any, ...]:
@@ -344,10 +347,11 @@ class SubsampledMechanism(Mechanism):
 
     def _law_of(self, value: Any, other: Any) -> LossLaw:
         a, b = self._pair()
-        if (value, other) == (a, b):
-            return self.loss_law()
-        if (value, other) == (b, a):
-            return self.loss_law(reverse=True)
+        for reverse, pair in ((False, (a, b)), (True, (b, a))):
+            if (value, other) == pair:
+                if reverse not in self._laws:
+                    self._laws[reverse] = self.loss_law(reverse=reverse)
+                return self._laws[reverse]
         raise NotApplicableError(f"{self.label}: the loss law is known for the pairs {(a, b)!r} and "
                                  f"{(b, a)!r} only (got {(value, other)!r})")
 
