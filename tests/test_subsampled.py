@@ -165,3 +165,18 @@ def test_shuffling_and_relations_that_do_not_fit_are_refused():
         subsampled(subsampled(pure(1.0), 0.1), 0.5)
     with pytest.raises(ParameterError, match="mechanism="):
         SubsampledMechanism("gaussian", 0.1)
+
+
+def test_refusals_reach_the_command_line_as_one_line(tmp_path, capsys):
+    from lpdp.cli import main
+    from lpdp.mechanisms import LaplaceMechanism
+
+    with pytest.raises(LpdpError, match="laplace mechanism.*is neither"):
+        lpdp.Accountant().compose(subsampled(LaplaceMechanism(1.0), 0.1), 3).guarantee()
+    for scheme, match in (("shuffling", "no tight"), ("fixed_size", "not implemented")):
+        w = tmp_path / f"{scheme}.toml"
+        w.write_text(f'[[mechanism]]\nkind = "subsampled"\nrate = 0.1\nscheme = "{scheme}"\ntimes = 3\n'
+                     '[mechanism.mechanism]\nkind = "pure"\nepsilon = 1.0\n')
+        assert main(["account", str(w), "--for-delta", "1e-6"]) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and "scheme=" in err and match in err
