@@ -905,7 +905,10 @@ class PrivacyRegion:
 
     def __repr__(self) -> str:
         prof = self.profile()
-        shown = ", ".join(f"({e:.6g}, {d:.6g})" for e, d in prof[:4])
+        from lpdp.display import format_upper
+
+        # each pair is a guarantee: ε and δ rounded up (the printed pair is never below the tight one)
+        shown = ", ".join(f"({format_upper(e)}, {format_upper(d)})" for e, d in prof[:4])
         more = f", ... {len(prof) - 4} more" if len(prof) > 4 else ""
         return f"PrivacyRegion(profile=[{shown}{more}], edges={self._loss.size})"
 
@@ -953,6 +956,18 @@ class LowerSide:
 
     def __init__(self, region: PrivacyRegion) -> None:
         self.region = region
+
+    def __repr__(self) -> str:
+        from lpdp.display import format_lower
+
+        # the attack side: the tight pairs' δ certified from below, rounded down
+        r = self.region
+        eps = np.sort(r.losses[r.losses >= 0])[:4]
+        eps = eps if eps.size else np.array([0.0])
+        lows = np.atleast_1d(r.delta_lower(eps))
+        shown = ", ".join(f"({format_lower(e)}, {format_lower(d)})" for e, d in zip(eps, lows, strict=True))
+        more = f", ... {len(r.losses[r.losses >= 0]) - 4} more" if np.count_nonzero(r.losses >= 0) > 4 else ""
+        return f"LowerSide(profile=[{shown}{more}], edges={len(r)})"
 
     def delta(self, epsilon: float | Sequence[float] | np.ndarray) -> np.ndarray | float:
         return self.region.delta_lower(epsilon)

@@ -199,3 +199,25 @@ def test_exact_routes_attack_side_at_delta_zero():
         assert lo <= top <= hi
         lo, hi = acc.guarantee().delta(0.0)
         assert lo <= hi
+
+
+def _printed_pairs(text: str) -> list[tuple[float, float]]:
+    import re
+
+    return [(float(a), float(b)) for a, b in re.findall(r"\(([-+0-9.e]+), ([-+0-9.e]+)\)", text)]
+
+
+def test_region_repr_rounds_delta_up():
+    """``homogeneous(0.1, 1e-7, 1000)``: δ(0) = 0.8859994368664923 was shown as 0.885999."""
+    r = homogeneous(0.1, 1e-7, 1000)
+    (e0, d0), *_ = _printed_pairs(repr(r))
+    assert e0 == 0.0 and mp.mpf(d0) >= dp_k_delta(0.1, 1e-7, 1000, 0.0)   # exact: the printed 0
+    low = _printed_pairs(repr(r.lower))
+    assert mp.mpf(low[0][1]) <= dp_k_delta(0.1, 1e-7, 1000, 0.0)
+
+
+def test_printed_survival_is_a_probability():
+    from lpdp.filters.simulate import SurvivalCurve
+
+    c = SurvivalCurve((1.0000000000000004, 0.5, -1e-17), "exact")
+    assert c.to_dict()["survival"] == [1.0, 0.5, 0.0]             # exact: clipped values

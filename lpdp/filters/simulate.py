@@ -45,6 +45,10 @@ class SurvivalCurve:
     trajectories: int | None = None
     seed: int | None = None
 
+    def __post_init__(self) -> None:
+        # probabilities: sums of rounded masses may stray a few ulps outside [0, 1] (1.0000000000000004)
+        object.__setattr__(self, "survival", tuple(min(1.0, max(0.0, float(p))) for p in self.survival))
+
     @property
     def expected_T(self) -> float:
         """``E[min(T, N)] = Σ_t P(T >= t)``."""
