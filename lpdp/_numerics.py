@@ -100,7 +100,8 @@ def log_binom_pmf(n: int, i: np.ndarray, log_p: float, log_q: float) -> np.ndarr
     return out
 
 
-def binomial_error(n: int, log_p: float, log_q: float, p_exact: object) -> ErrorBound:
+def binomial_error(n: int, log_p: float, log_q: float, p_exact: object, q_exact: object = None
+                   ) -> ErrorBound:
     """Floating-point bound of :func:`log_binom_pmf` ``(n, ·, log_p, log_q)`` against the binomial of the
     exact success probability ``p_exact`` (an mpmath number; docs/reliability.md, "Binomial masses").
 
@@ -121,8 +122,9 @@ def binomial_error(n: int, log_p: float, log_q: float, p_exact: object) -> Error
     m1, m2 = float(n) * math.exp(log_p - total), float(n) * math.exp(log_q - total)
     with mpmath.workdps(40):
         pe = mpmath.mpf(p_exact)
+        qe = 1 - pe if q_exact is None else mpmath.mpf(q_exact)   # give q when 1 - p cancels
         rho1 = abs(mpmath.mpf(m1) / (n * pe) - 1)
-        rho2 = abs(mpmath.mpf(m2) / (n * (1 - pe)) - 1)
+        rho2 = abs(mpmath.mpf(m2) / (n * qe) - 1)
         rho = float(rho1 + rho2) * (1 + 1e-6) + 4 * u        # + the rounding of m inside _bd0
     return ErrorBound(mass=u * 40 + 3.1e-15, per_nat=64 * u,
                       per_sqrt_nat=round_up(rho * math.sqrt(n / 2.0)))
@@ -273,13 +275,15 @@ class ErrorBound:
 
         An atom of the product has ``ℓ = ℓ_a + Σ ℓ_b`` (all ``<= 0``, so the magnitudes add), and terms
         more than :data:`NEGLIGIBLE_NATS` below a merged atom are bounded in aggregate by the caller.
-        An atom of the product sums up to ``terms`` such products, each at most ``45 + log terms`` nats
-        below it when it is not negligible: the per-nat parts are charged for that depth. Relative loss
-        errors must have been made absolute first (:meth:`absolute`)."""
+        An atom of the product sums up to ``terms`` such products; the relative error of a sum of positive
+        terms is the weighted mean of theirs, and the weighted mean depth of the terms below the sum
+        (weights ``e^{-d_j} / Z``, ``Z >= 1``) is their entropy minus ``log Z``, at most ``log terms``: the
+        per-nat parts are charged for ``1 + log terms`` nats. Relative loss errors must have been made
+        absolute first (:meth:`absolute`)."""
         if self.loss_rel or other.loss_rel or self.loss_down or other.loss_down:
             raise ValueError("ErrorBound.times: make relative loss errors absolute first")
         n = float(count)
-        depth = NEGLIGIBLE_NATS + math.log(max(terms, 1.0))
+        depth = 1.0 + math.log(max(terms, 1.0))
         per_nat = max(self.per_nat, other.per_nat)
         per_sqrt = math.sqrt(self.per_sqrt_nat ** 2 + n * other.per_sqrt_nat ** 2)
         out = ErrorBound(round_up(self.loss + n * other.loss),

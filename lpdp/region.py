@@ -1193,11 +1193,11 @@ def merge_error(err: ErrorBound, group: int) -> ErrorBound:
 
     Each term ``e^{a - m}`` (``m`` the group's largest) is rounded to ``u (|a - m| + 2)`` relative, and
     ``x e^{-x} <= 1/e`` bounds the weighted sum of the ``|a - m| u`` parts; the pairwise sum adds
-    ``group u``, the log and the addition of ``m`` ``u (|ℓ| + 2)``. The inherited per-atom bounds are those
-    of atoms at most :data:`NEGLIGIBLE_NATS` ``+ log group`` nats below the merged mass (deeper ones weigh
-    less than ``e^-45`` in aggregate and carry relative errors far below 1).
+    ``group u``, the log and the addition of ``m`` ``u (|ℓ| + 2)``. The inherited per-atom bounds: the
+    relative error of the sum is the weighted mean of its terms', whose weighted mean depth below it is at
+    most ``log group`` (an entropy; :meth:`ErrorBound.times`), so they are charged ``1 + log group`` nats.
     """
-    depth = NEGLIGIBLE_NATS + math.log(max(group, 1))
+    depth = 1.0 + math.log(max(group, 1))
     u = UNIT_ROUNDOFF
     return err.widened(mass=err.per_nat * depth + err.per_sqrt_nat * math.sqrt(depth) + u * (group + 6),
                        per_nat=2 * u)

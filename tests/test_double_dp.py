@@ -365,10 +365,11 @@ def test_baselines_stay_supersets_beyond_line_overflow():
 
 
 def test_theorem3_handles_overflowing_lines():
+    # ε1 = 700: the certified side is widened by ulps of 700-nat terms (about 2e-12 relative)
     assert_regions_equal(theorem3((700.0, 0.0), (1.0, 0.5), 3),
-                         double_dp((700.0, 0.0), (1.0, 0.5), 3), rtol=1e-12, atol=1e-15)
+                         double_dp((700.0, 0.0), (1.0, 0.5), 3), rtol=1e-11, atol=1e-15)
     assert_regions_equal(theorem2((700.0, 0.0), (1.0, 0.5), 3),
-                         double_dp((700.0, 0.0), (1.0, 0.5), 3), rtol=1e-12)
+                         double_dp((700.0, 0.0), (1.0, 0.5), 3), rtol=1e-11)
 
 
 @settings(max_examples=30, deadline=None)
@@ -407,7 +408,8 @@ def test_commensurate_levels_route_matches_the_two_dimensional_lattice(c1, c2, k
     eps = np.linspace(0.0, k * max(c1[0], c2[0]), 80)
     want = slow.log_delta(eps)
     ok = want > -690
-    np.testing.assert_allclose(fast.log_delta(eps)[ok], want[ok], rtol=0, atol=1e-12)
+    # two certified upper sides: they agree to their routes' bounds (about 1e-12)
+    np.testing.assert_allclose(fast.log_delta(eps)[ok], want[ok], rtol=0, atol=5e-12)
 
 
 def test_rational_ratio_with_many_levels_takes_the_lattice_and_agrees_with_the_levels_route(monkeypatch):
@@ -428,7 +430,8 @@ def test_rational_ratio_with_many_levels_takes_the_lattice_and_agrees_with_the_l
     eps = np.linspace(0.0, 4.5, 60)  # below k ε1 = 5, where δ is a rounding-level artefact of either route
     want = other.log_delta(eps)
     ok = want > -690
-    np.testing.assert_allclose(fast.log_delta(eps)[ok], want[ok], rtol=0, atol=1e-12)
+    # two certified upper sides: they agree to their routes' bounds (about 1e-12)
+    np.testing.assert_allclose(fast.log_delta(eps)[ok], want[ok], rtol=0, atol=5e-12)
 
 
 def test_figure2_at_ten_thousand_is_normalised():

@@ -41,6 +41,11 @@ CHANGED: dict[str, str] = {
        "certified Kairouz route), which moves the Kairouz masses by an ulp and the breakpoint onto the snap "
        "(a Q-side mass: no δ changes)"
        for scenario in ("count_pure_and_approx.k=50", "figure2_double_dp.k=20")},
+    **{f"{scenario}.Remark 2.edges": "the Ghazi-Issa baseline intersects double_dp((e1, d1), (0, eta), k), "
+       "whose alpha and 1 - alpha are now computed at 40 digits (the float formula cancels; the certified "
+       "route needs them to an ulp): its edges move in the last bits and the Q-mass at -inf (e^-34, at the "
+       "intersection's 4-ulp snap of the last breakpoint to bI = 1) becomes 0 (a Q-side mass: no δ changes)"
+       for scenario in ("count_pure_and_approx.k=50", "figure2_double_dp.k=20")},
 }
 
 _NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")

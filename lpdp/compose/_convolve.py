@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from lpdp._numerics import NEGLIGIBLE_NATS, UNIT_ROUNDOFF, ErrorBound, round_up
+from lpdp._numerics import UNIT_ROUNDOFF, ErrorBound, round_up
 
 __all__ = ["convolve", "log_convolve", "log_power", "convolve_error", "log_convolve_error"]
 
@@ -58,7 +58,7 @@ def convolve(steps: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray
             new_reach[sl] |= reach
         new = np.full(shape, -np.inf)
         pending = new_reach
-        top = float(np.max(cur[reach]))
+        top = float(math.ceil(np.max(cur[reach])))   # an integer reference: cur - ref is exact
         levels = _LEVELS if np.min(lw) >= _LOG_WEIGHT_FLOOR else 1
         for level in range(levels):
             pending = _linear_level(cur, lw, slices, shape, top - _SPAN * level, new, pending)
@@ -129,7 +129,7 @@ def _runs(log_a: np.ndarray, floor: float) -> list[tuple[int, np.ndarray, float]
     for first, last in zip(np.concatenate(([0], cuts)), np.concatenate((cuts, [idx.size])), strict=True):
         lo, hi = int(idx[first]), int(idx[last - 1]) + 1
         seg = log_a[lo:hi]
-        scale = float(seg.max())
+        scale = float(math.ceil(seg.max()))     # an integer: seg - scale is exact (|seg| < 2^52)
         with np.errstate(under="ignore"):
             vals = np.where(seg >= floor, np.exp(seg - scale), 0.0)
         runs.append((lo, vals, scale))
@@ -205,28 +205,28 @@ def convolve_error(steps: int, atoms: int, cells: float) -> ErrorBound:
     :meth:`ErrorBound.times`).
 
     Per step, a target's mass is a sum of at most ``atoms`` positive terms ``w e^{c - ref}``: the
-    subtraction ``c - ref`` rounds by ``u |c|`` and ``|c|`` is at most the target's ``|log mass|`` plus
-    :data:`~lpdp._numerics.NEGLIGIBLE_NATS` and ``log cells`` for every term that is not negligible;
-    ``exp``, the weight's ``exp``, the product and the sum add ``(atoms + 4) u``; the ``log`` stores the
-    result to ``u (|ℓ| + 1)``. The deeper levels and the ``logaddexp`` fallback are no worse. So each step
-    adds ``2 u`` per nat and ``u (atoms + 2 (45 + log cells) + 8)``.
+    reference is an integer, so ``c - ref`` is exact; ``exp``, the weight's ``exp``, the product and the
+    sum add ``(atoms + 6) u``; the ``log`` stores the result to ``u (|ℓ| + 1)`` and adding the reference
+    back rounds once more. The deeper levels (references moved by an integer) and the ``logaddexp``
+    fallback are no worse. So each step adds ``2 u`` per nat and ``u (atoms + 8)``.
     """
     u = UNIT_ROUNDOFF
-    per_step = u * (atoms + 2 * (NEGLIGIBLE_NATS + math.log(max(cells, 1.0))) + 8)
+    per_step = u * (atoms + 8)   # (``cells`` no longer enters: the references are integers)
     return ErrorBound(mass=round_up(steps * per_step), per_nat=round_up(2 * u * steps))
 
 
 def log_convolve_error(len_a: int, len_b: int, floor: float = LOG_FLOOR, pairs: int = 1) -> ErrorBound:
     """Floating-point error of one :func:`log_convolve` of exact inputs with ``pairs`` pairs of runs.
 
-    Each factor is ``e^{x - scale}`` with ``|x - scale| <= _SLAB``: ``u (341 + 1)`` each; a direct
-    convolution sums at most ``min(len)`` products (``min(len) u``); the log and the scale add
-    ``u (|ℓ| + 2)`` and the ``logaddexp`` of the run pairs ``2 u`` per pair. Entries below ``floor`` are
+    Each factor is ``e^{x - scale}`` with an integer scale, so ``x - scale`` is exact and ``exp`` adds
+    one ulp (``2 u``); a direct convolution sums at most ``min(len)`` products (``min(len) u``); the log
+    and the scale add ``u (|ℓ| + 2)`` and the ``logaddexp`` of the run pairs ``2 u`` per pair. Entries
+    below ``floor`` are
     left out: at most ``len_a + len_b + len_out`` of them, each below ``e^floor``, recorded as dropped
     mass (at a loss the caller bounds).
     """
     u = UNIT_ROUNDOFF
-    err = ErrorBound(mass=round_up(u * (min(len_a, len_b) + 2 * (_SLAB + 1) + 2 * pairs + 8)),
+    err = ErrorBound(mass=round_up(u * (min(len_a, len_b) + 2 * pairs + 16)),
                      per_nat=round_up(2 * u))
     if floor > -math.inf:
         err = err.with_dropped(floor + math.log(2.0 * (len_a + len_b)), math.inf)

@@ -23,6 +23,7 @@ Both are :meth:`PrivacyRegion.intersect` of Kairouz compositions (exact losses, 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,13 +33,14 @@ import numpy as np
 from scipy.special import gammaln
 
 from lpdp._limits import check_budget, memory_limit_bytes, seconds_for
-from lpdp._numerics import log_softplus
+from lpdp._numerics import UNIT_ROUNDOFF, ErrorBound, log_softplus, round_up
 from lpdp._search import largest
 from lpdp._validate import check_delta, check_epsilon, check_int
 from lpdp.compose._convolve import log_power
 from lpdp.compose._levels import (
     commensurate_units,
     lattice_loss,
+    level_loss_error,
     level_losses,
     merge_tolerance,
     region_from_atoms,
@@ -99,8 +101,20 @@ def _classify(first: tuple[float, float], second: tuple[float, float]) -> _Activ
     alpha_x = 1.0 - d2 * big_a + d1 * big_b
     if not alpha_x > 0:
         return (e1, d1)
-    log_alpha = math.log(alpha_x) - math.log1p(-d1)
-    log_1m_alpha = math.log(d2 - d1) + math.log(big_a) - math.log1p(-d1)
+    # α and 1 - α from the given doubles at 40 digits (the float formula cancels when α is small): the
+    # stored logs are then within an ulp of the exact values
+    import mpmath
+
+    with mpmath.workdps(40):
+        m1, m2, n1, n2 = (mpmath.mpf(x) for x in (e1, e2, d1, d2))
+        rr = -mpmath.expm1(m2 - m1)
+        aa = (1 + mpmath.exp(-m1)) / rr
+        bb = (mpmath.exp(m2 - m1) + mpmath.exp(-m1)) / rr
+        ax = 1 - n2 * aa + n1 * bb
+        if not ax > 0:
+            return (e1, d1)
+        log_alpha = float(mpmath.log(ax) - mpmath.log1p(-n1))
+        log_1m_alpha = float(mpmath.log(n2 - n1) + mpmath.log(aa) - mpmath.log1p(-n1))
     return _Active(e1, d1, e2, d2, log_alpha, log_1m_alpha)
 
 
@@ -242,11 +256,31 @@ def _levels(p: _Active, k: int, units: list[int]) -> PrivacyRegion:
                          (u1 + u2, p.log_alpha + p.e2 - sp2), (u1 - u2, p.log_alpha - sp2)):
         base[at // g] = np.logaddexp(base[at // g], log_mass)      # ε2 = 0: ±u2 is one level
     log_rest, log_inf = _log_tilde(p, k)
-    log_mass = log_power(base, k) + log_rest
+    own: list[ErrorBound] = []
+    log_mass = log_power(base, k, errors=own) + log_rest
     ell = g * np.arange(size) - k * u1
     step = p.e1 / u1
     slack = k * max(abs(Fraction(p.e1) - u1 * Fraction(step)), abs(Fraction(p.e2) - u2 * Fraction(step)))
-    return region_from_atoms(level_losses(step, ell, slack), log_mass, log_p_inf=log_inf, level=ell)
+    base_err = ErrorBound(mass=_base_error(p) + 4 * UNIT_ROUNDOFF, per_nat=4 * UNIT_ROUNDOFF)
+    err = ErrorBound().times(base_err, k).times(own[0]).widened(per_nat=4 * UNIT_ROUNDOFF)
+    err = level_loss_error(err, slack).with_dropped_top(k * p.e1)
+    return region_from_atoms(level_losses(step, ell, slack), log_mass, log_p_inf=log_inf, level=ell,
+                             error=_leak_error(err, p, k))
+
+
+def _base_error(p: _Active) -> float:
+    """A bound on the log-mass error of one coordinate of the 6-point pair (its four finite atoms):
+    ``log α`` and ``log(1 - α)`` are computed at 40 digits and rounded once (``u`` of their magnitude);
+    the softplus terms and the sums add a few ulps of ``1 + ε1`` each (docs/reliability.md, "Double
+    DP")."""
+    u = UNIT_ROUNDOFF
+    return round_up(8 * u * (4 + p.e1 + abs(p.log_alpha) + abs(p.log_1m_alpha)))
+
+
+def _leak_error(err: ErrorBound, p: _Active, k: int) -> ErrorBound:
+    """The bound with the +inf mass ``1 - (1-δ1)^k`` (``k log1p(-δ1)`` then ``log1mexp``: condition number
+    at most 1, a few ulps) and the factor ``(1-δ1)^k`` of every finite atom (4 u per nat, in ``err``)."""
+    return dataclasses.replace(err, inf_mass=16 * UNIT_ROUNDOFF * (1 + abs(k * math.log1p(-p.d1))))
 
 
 def _lattice(p: _Active, k: int) -> PrivacyRegion:
@@ -284,8 +318,16 @@ def _lattice(p: _Active, k: int) -> PrivacyRegion:
             log_masses.append(log_mass[key] + log_rest)
             if units is not None:
                 levels.append((units[0] * rows[:, None] + units[1] * n2[None, :])[key])
+    u = UNIT_ROUNDOFF
+    # gammaln(n + 1) to a few ulps of its value (3 per weight and 3 per factor: 12 u log k!), the weights'
+    # k coordinates each carrying the base's error, the BLAS sums of k + 1 positive terms (scaled by
+    # powers of two, no subnormals), the logs and the additions
+    err = ErrorBound(mass=round_up(12 * u * float(log_fact[k]) + k * _base_error(p) + u * (4 * k + 64)),
+                     per_nat=16 * u).widened(loss_rel=2 * u)
+    err = err.with_dropped(_LOG_FLOOR + math.log(4.0 * (k + 1) ** 3), k * p.e1)
     return region_from_atoms(np.concatenate(losses), np.concatenate(log_masses), log_p_inf=log_inf,
-                             tol=_tolerance(p, k), level=None if units is None else np.concatenate(levels))
+                             tol=_tolerance(p, k), level=None if units is None else np.concatenate(levels),
+                             error=_leak_error(err, p, k))
 
 
 def _log_matmul(log_f: np.ndarray, log_g: np.ndarray) -> np.ndarray:

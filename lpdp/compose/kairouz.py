@@ -36,7 +36,9 @@ def rr_binomial_error(eps: float, k: int, lp: float, lq: float) -> ErrorBound:
 
     with mpmath.workdps(40):
         p_exact = 1 / (1 + mpmath.exp(mpmath.mpf(eps)))
-    return binomial_error(k, lp, lq, p_exact).widened(loss_rel=2 * UNIT_ROUNDOFF, per_nat=4 * UNIT_ROUNDOFF)
+        q_exact = 1 / (1 + mpmath.exp(-mpmath.mpf(eps)))
+    return binomial_error(k, lp, lq, p_exact, q_exact).widened(loss_rel=2 * UNIT_ROUNDOFF,
+                                                               per_nat=4 * UNIT_ROUNDOFF)
 
 
 def homogeneous(epsilon: float, delta: float, k: int) -> PrivacyRegion:
