@@ -392,7 +392,9 @@ def _directed_route(parts: list[tuple[Mechanism, int]], tolerance: float | None 
     if len(parts) == 1:
         (m, k), = parts
         region = m.region()
-        if atom_count(region, k) <= MAX_ATOMS:
+        atoms = atom_count(region, k)
+        # its count vectors are an (atoms, outputs) matrix: at most 64 * 10^6 entries (512 MB)
+        if k == 1 or (atoms <= MAX_ATOMS and atoms * region.losses.size <= 64 * MAX_ATOMS):
             lo_f, hi_f = power(region, k)
             lo_b, hi_b = power(_mirror(region), k)
             return Guarantee(_Below(Larger(lo_f.lower, lo_b.lower)), Larger(hi_f, hi_b), True,

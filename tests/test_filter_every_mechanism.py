@@ -311,7 +311,7 @@ def test_tiny_gaussian_steps_give_numbers_not_nan():
     from lpdp.errors import ParameterError as PE
     from lpdp.tradeoff import gaussian_delta
 
-    assert gaussian_delta(6.0, 1e-300) == 0.0
+    assert 0.0 <= gaussian_delta(6.0, 1e-300) <= 1e-300   # certified from above: 0 or a subnormal
     b = baselines(GaussianMechanism(1e300), 6.0, 1e-3)
     assert b["additive"].rounds > 10**6 and b["renyi"].at_least and b["classical"].at_least
     with pytest.raises(PE, match="more than"):

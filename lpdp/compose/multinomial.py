@@ -81,12 +81,15 @@ def power(region: PrivacyRegion, k: int) -> tuple[PrivacyRegion, PrivacyRegion]:
         empty = PrivacyRegion.from_log_masses([], [], [], log_p_inf=log_p_inf, log_q_ninf=log_q_ninf,
                                               check_total=False)
         return empty, empty
+    if k == 1:              # no composition: the pair itself, with its own certified sides
+        return region, region
     atoms = atom_count(region, k)
     if atoms > MAX_ATOMS:
         raise ParameterError(f"the multinomial of {m} atoms composed k={k} times has {atoms:.3g} atoms: "
                              f"more than {MAX_ATOMS:.3g}")
+    # the count vectors are an (atoms, m) integer matrix, and every product with it is as large
     check_budget(f"the multinomial of {m} atoms composed k={k} times ({atoms:.3g} atoms)",
-                 memory_bytes=80.0 * atoms, seconds=seconds_for(400.0 * atoms))
+                 memory_bytes=8.0 * atoms * (m + 10), seconds=seconds_for(50.0 * atoms * (m + 8)))
     counts = _count_vectors(m, k)                       # (atoms, m) integer vectors summing to k
     loss = counts @ L
     # the finite atoms' masses are normalised over the finite part, then scaled by (1 - p_inf)^k
