@@ -306,7 +306,7 @@ class PrivacyRegion:
             np.concatenate([env._loss[pos], env._loss[zero], -env._loss[pos][::-1]]),
             np.concatenate([env._log_p[pos], env._log_p[zero], env._log_q[pos][::-1]]),
             np.concatenate([env._log_q[pos], env._log_q[zero], env._log_p[pos][::-1]]),
-            log_p_inf=env._log_p_inf, log_q_ninf=env._log_p_inf, check_total=False)
+            log_p_inf=env._log_p_inf, log_q_ninf=env._log_p_inf, check_total=False, error=env._err)
 
     @classmethod
     def from_vertices(cls, points: Iterable[Sequence[float]]) -> PrivacyRegion:
@@ -413,11 +413,15 @@ class PrivacyRegion:
         if 1.0 - t_end <= 4 * np.finfo(float).eps:
             t_end = 1.0   # the last line meets bII = 0 at bI = 1 up to rounding: no mass at -inf
         p_inf = float(d[idx[0]])
+        log_inf = math.log(p_inf) if p_inf > 0 else _NEG_INF
+        # the +inf mass is the steepest line's δ, a given double: kept exactly (ε at that δ is exact)
+        err = ErrorBound(inf_mass=2 * UNIT_ROUNDOFF * (abs(log_inf) + 1.0), inf_exact=p_inf) if p_inf > 0 \
+            else None
         return cls.from_log_masses(
             seg_L, lp, lp - seg_L,
-            log_p_inf=math.log(p_inf) if p_inf > 0 else _NEG_INF,
+            log_p_inf=log_inf,
             log_q_ninf=math.log1p(-t_end) if t_end < 1 else _NEG_INF,
-            check_total=False,
+            check_total=False, error=err,
         )
 
     # ------------------------------------------------------------------ exact face
@@ -511,8 +515,17 @@ class PrivacyRegion:
         >>> PrivacyRegion.from_dp(1.0, 0.1).delta([0.0, 1.0]).round(6).tolist()
         [0.515905, 0.1]
         """
-        out = _exp_up(self.log_delta(epsilon))
+        out = self._exact_inf(epsilon, _exp_up(self.log_delta(epsilon)))
         return float(out) if np.ndim(epsilon) == 0 else out
+
+    def _exact_inf(self, epsilon: object, out: np.ndarray) -> np.ndarray:
+        """Where no finite atom can lie above ε, δ(ε) is the +inf mass: its exact double when known."""
+        exact = self._err.inf_exact
+        if exact is None:
+            return out
+        eps = np.asarray(epsilon, dtype=float)
+        beyond = np.array([self._beyond(float(e)) for e in eps.ravel()]).reshape(eps.shape)
+        return np.where(beyond, exact, out)
 
     def delta_lower(self, epsilon: float | Sequence[float] | np.ndarray) -> np.ndarray | float:
         """``δ(ε)`` certified from below (an attack bound: the exact pair's δ is at least this).
@@ -524,7 +537,7 @@ class PrivacyRegion:
         >>> r.delta_lower(0.0) <= 0.5 <= r.delta(0.0)
         True
         """
-        out = _exp_down(self.log_delta_lower(epsilon))
+        out = self._exact_inf(epsilon, _exp_down(self.log_delta_lower(epsilon)))
         return float(out) if np.ndim(epsilon) == 0 else out
 
     def _certified(self, eps: np.ndarray, upper: bool) -> np.ndarray:
@@ -587,8 +600,8 @@ class PrivacyRegion:
             if lpn.size == 0 and not rest:
                 if not has_inf:
                     out[t] = _NEG_INF
-                elif not inf_err:   # only the +inf mass, exact as stored (nothing is summed)
-                    out[t] = log_inf
+                elif not inf_err or err.inf_exact is not None:
+                    out[t] = log_inf    # only the +inf mass, exact as stored (delta() returns the double)
                 else:               # only the +inf mass, widened by its own bound
                     out[t] = round_up(log_inf + inf_err) if upper else round_down(log_inf - inf_err)
                 continue
@@ -732,11 +745,11 @@ class PrivacyRegion:
         else:
             lo = 0.0
         lo = 0.0 if not math.isfinite(lo) else lo
-        while True:                           # bisection on the certified side
+        while True:                           # bisection: cert(hi) <= log_dlt < cert(lo)
             mid = 0.5 * (lo + hi)
             if mid in (lo, hi):
                 return hi
-            lo, hi = (lo, mid) if cert(mid) > log_dlt else (mid, hi)
+            lo, hi = (mid, hi) if cert(mid) > log_dlt else (lo, mid)
 
     def epsilon_lower(self, delta: float) -> float:
         """An ε below the exact pair's smallest ε with ``δ(ε) <= delta`` (an attack bound): at the

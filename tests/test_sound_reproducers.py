@@ -12,7 +12,7 @@ import math
 import mpmath as mp
 import pytest
 
-from lpdp import Accountant
+from lpdp import Accountant, PrivacyRegion
 from lpdp.compose import homogeneous
 from lpdp.compose.multi import multi
 from lpdp.mechanisms import FiniteMechanism, randomized_response
@@ -221,3 +221,18 @@ def test_printed_survival_is_a_probability():
 
     c = SurvivalCurve((1.0000000000000004, 0.5, -1e-17), "exact")
     assert c.to_dict()["survival"] == [1.0, 0.5, 0.0]             # exact: clipped values
+
+
+def test_oracle_misses_of_0230():
+    """Misses the soundness suite listed at 02:30 (MISSES.md): ε(δ) bisection, the top-loss attack side,
+    δ at a constraint's own ε."""
+    from lpdp.mechanisms import pure
+
+    r = homogeneous(2.255257902928698, 0.0, 50)
+    assert dp_k_delta(2.255257902928698, 0.0, 50, r.epsilon(1e-3)) <= mp.mpf(1e-3)     # was 5e-324
+    g = Accountant().compose(pure(0.9709899088937318), 27).compose(pure(1.1210445719085662), 1).guarantee()
+    lo, _ = g.delta(27.337772112039325)
+    assert lo <= 1.005154874036084e-19          # the reference (enumeration) value; was 4.6e-19
+    c = PrivacyRegion.from_constraints([(1.202618174238303, 1.159307653306547e-10),
+                                        (1.1271865912579953, 4.751965885113138e-10)])
+    assert c.delta(1.202618174238303) >= 1.159307653306547e-10
