@@ -568,12 +568,16 @@ class PrivacyRegion:
         reach = np.where(shifted < 0, shifted * (1 - 2.0 * rel) - 1e-300, shifted) if (rel and upper) \
             else shifted
         counts = np.searchsorted(-L, -reach, side="left")
-        guesses = self._face().log_delta(shifted)
-        out = np.empty(eps.shape)
         log_inf = self._log_p_inf
         has_inf = log_inf > _NEG_INF
         inf_err = err.log_inf(abs(log_inf)) if has_inf else 0.0
         exact_masses = err.is_zero
+        width = int(np.max(counts, initial=0))
+        if eps.size > 1 and width and eps.size * width <= _DENSE_CELLS and not (
+                upper and err.dropped > _NEG_INF):
+            return self._certified_dense(shifted, width, upper, err, rel, has_inf, inf_err)
+        guesses = self._face().log_delta(shifted)
+        out = np.empty(eps.shape)
         for t in range(eps.size):
             s, n, guess = float(shifted[t]), int(counts[t]), float(guesses[t])
             rest, dropped_top = 0, _NEG_INF
@@ -643,6 +647,56 @@ class PrivacyRegion:
             log_s = math.log(total)
             gamma = u * (2 * math.log2(g.size + 2) + 2 * abs(m) + 2 * abs(log_s) + 16)
             out[t] = min(round_up(m + log_s + gamma), 0.0) if upper else round_down(m + log_s - gamma)
+        return out
+
+    def _certified_dense(self, shifted: np.ndarray, width: int, upper: bool, err: ErrorBound, rel: float,
+                         has_inf: bool, inf_err: float) -> np.ndarray:
+        """:meth:`_certified` for several ε at once over the ``width`` largest atoms (one array of
+        ``ε × atoms``: the same terms and bounds, every atom summed)."""
+        u = UNIT_ROUNDOFF
+        L, lp = self._loss[:width], self._log_p[:width]
+        s = shifted[:, None]
+        xs = s - L[None, :]
+        if rel:
+            xs = xs - rel * np.maximum(-L, 0.0) if upper else xs + rel * np.maximum(L, 0.0)
+            xs = np.nextafter(xs, -np.inf) if upper else np.nextafter(xs, np.inf)
+        live = xs < 0
+        with np.errstate(divide="ignore", invalid="ignore", under="ignore"):
+            ell = np.where(live, log1mexp(np.where(live, xs, -1.0)), 0.0)
+            g = np.where(live, lp[None, :] + ell, _NEG_INF)
+            log_inf = self._log_p_inf
+            m = np.max(g, axis=1)
+            if has_inf:
+                m = np.maximum(m, log_inf)
+            any_live = np.any(live, axis=1)
+            m_safe = np.where(np.isfinite(m), m, 0.0)[:, None]
+            w = np.where(live, np.exp(g - m_safe), 0.0)
+            gf = np.where(live, g, 0.0)
+            r = u * (3 * np.abs(gf) + np.abs(gf - m_safe) - 2 * ell + 8)
+            if not err.is_zero:
+                r = r + np.asarray(err.log_mass(-lp))[None, :]
+            sign = 1.0 if upper else -1.0
+            cor = np.sum(w * np.expm1(sign * r), axis=1)
+            total = np.sum(w, axis=1) + cor
+            if has_inf:
+                mi = m_safe[:, 0]
+                total = total + np.exp(log_inf - mi) * np.exp(sign * (inf_err + u * (abs(log_inf) + np.abs(mi)
+                                                                                      + 4)))
+            log_s = np.log(np.where(total > 0, total, 1.0))
+            n = np.sum(live, axis=1)
+            gamma = u * (2 * np.log2(n + 2.0) + 2 * np.abs(m_safe[:, 0]) + 2 * np.abs(log_s) + 16)
+            val = m_safe[:, 0] + log_s + sign * gamma
+        out = np.nextafter(val, np.inf if upper else -np.inf)
+        out = np.minimum(out, 0.0) if upper else out
+        out = np.where(total > 0, out, _NEG_INF if not upper else np.nextafter(m_safe[:, 0], np.inf))
+        if has_inf:   # rows with only the +inf mass: its stored log (exact) or widened by its own bound
+            only = ~any_live
+            if not inf_err or err.inf_exact is not None:
+                out[only] = log_inf
+            else:
+                out[only] = round_up(log_inf + inf_err) if upper else round_down(log_inf - inf_err)
+        else:
+            out[~any_live] = _NEG_INF
         return out
 
     def _log_delta_nominal(self, e: float) -> float:
@@ -1035,6 +1089,8 @@ def largest_delta_gap(tight: PrivacyRegion, loose: PrivacyRegion) -> tuple[float
     return float(gap[i]), float(eps[i])
 
 
+#: Certified evaluations of several ε at once use one dense (ε × atoms) array up to this many cells.
+_DENSE_CELLS = 1 << 20
 #: A scaled cumulative sum below this (relative to its reference) is not trusted: go one level deeper.
 _CUM_DEEP = 1e-250
 #: Each level moves the reference down by ``-log(_CUM_DEEP)`` nats.
