@@ -289,7 +289,10 @@ class Binomial:
     def delta(self, eps) -> mpmath.mpf:
         em = mpf(eps)
         # first count a with (2a - k) ε0 > ε
-        a0 = int(MP.floor((em / self.eps0 + self.k) / 2)) + 1 if self.eps0 > 0 else self.k + 1
+        if em >= self.k * self.eps0:
+            a0 = self.k + 1
+        else:
+            a0 = min(self.k + 1, max(0, int(MP.floor((em / self.eps0 + self.k) / 2)) + 1))
         while a0 > 0 and (2 * (a0 - 1) - self.k) * self.eps0 > em:
             a0 -= 1
         while a0 <= self.k and (2 * a0 - self.k) * self.eps0 <= em:
