@@ -317,7 +317,7 @@ EXACT = ErrorBound()
 
 
 #: Largest certified relative error of the float evaluation of the Gaussian profile before mpmath is used.
-GAUSSIAN_FLOAT_RTOL = 1e-13
+GAUSSIAN_FLOAT_RTOL = 1e-12
 
 
 def gaussian_delta_bounds(eps: np.ndarray, mu: float) -> tuple[np.ndarray, np.ndarray]:

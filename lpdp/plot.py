@@ -254,6 +254,8 @@ def _mechanism_name(m: Any, steps: Any = ()) -> str:
         return f"Laplace b = {d['scale']:g}"
     if kind == "finite":
         return f"finite mechanism ({len(d['outputs'])} outputs)"
+    if kind == "randomized_response":
+        return f"finite mechanism ({d['categories']} outputs)"
     if kind == "mixture":
         return "i.i.d. mix of " + ", ".join(_mechanism_name(s) for s, _ in m.steps)
     if kind == "dp":

@@ -44,7 +44,10 @@ def test_json_round_trip_rebuilds_the_region():
         back = PrivacyRegion.from_log_masses(e["loss"], e["log_p"], e["log_q"], log_p_inf=lp_inf,
                                              log_q_ninf=float(e["log_q_ninf"]), check_total=False)
         grid = np.linspace(0, 2, 21)
-        np.testing.assert_array_equal(back.delta(grid), r.delta(grid))
+        # both certified brackets hold the true δ, so they overlap; they are a few ulps wide
+        lows = np.maximum(r.lower.delta(grid), back.lower.delta(grid))
+        assert (lows <= np.minimum(r.delta(grid), back.delta(grid))).all()
+        np.testing.assert_allclose(back.delta(grid), r.delta(grid), rtol=1e-13, atol=0.0)
 
 
 def test_region_dict_profile_sorted_and_delta_at():

@@ -30,6 +30,10 @@ PINS = Path(__file__).resolve().parent / "pins"
 
 #: Outputs that are meant to differ from their pins: ``path prefix -> why``. Keep the reason concrete.
 CHANGED: dict[str, str] = {
+    **{f"lpdp filter simulate --rr 4,0.7 --epsilon 6 --delta 1e-6 --max-steps 40{extra} --json.mechanism":
+       "randomized response is written as its parameters ({type: randomized_response, categories: 4, "
+       "epsilon: 0.7}), not as its rounded table: the table rebuilt from JSON was a different mechanism"
+       for extra in ("", " --trajectories 0")},
     "README.md#3": "a certified bracket printed as text: the one-sided engine (connect-the-dots upper side, "
                    "merged-cell lower side) gives [22.98825, 22.98862] at 1e-3 and [29.68193, 29.68241] at "
                    "1e-6, inside the pinned [22.98708, 22.98983] and [29.68059, 29.68385]",

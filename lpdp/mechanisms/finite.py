@@ -350,6 +350,14 @@ class RandomizedResponse(FiniteMechanism):
     def __repr__(self) -> str:
         return f"randomized_response({self.categories}, {self.epsilon!r})"
 
+    def to_dict(self) -> dict[str, Any]:
+        """Its parameters (the table is rebuilt from them, in log space)."""
+        return {"type": "randomized_response", "categories": self.categories, "epsilon": self.epsilon}
+
+    @property
+    def label(self) -> str:
+        return f"a finite mechanism ({self.categories} inputs, {self.categories} outputs)"
+
     def __hash__(self) -> int:
         return hash(("randomized_response", self.categories, self.epsilon))
 

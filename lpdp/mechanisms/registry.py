@@ -8,7 +8,7 @@ from typing import Any
 
 from lpdp.errors import ParameterError
 from lpdp.mechanisms.base import Mechanism, Request, hashable
-from lpdp.mechanisms.finite import DPMechanism, FiniteMechanism, RegionMechanism
+from lpdp.mechanisms.finite import DPMechanism, FiniteMechanism, RegionMechanism, randomized_response
 from lpdp.mechanisms.gaussian import GaussianMechanism
 from lpdp.mechanisms.laplace import LaplaceMechanism
 from lpdp.mechanisms.mixture import MixtureMechanism
@@ -37,6 +37,8 @@ def mechanism_from_dict(data: Mapping[str, Any],
         return FiniteMechanism({hashable(v): p for v, p in data["table"]},
                                [hashable(y) for y in data["outputs"]],
                                pair=None if pair is None else tuple(hashable(v) for v in pair))
+    if kind == "randomized_response":
+        return randomized_response(data["categories"], data["epsilon"])
     if kind == "dp":
         return DPMechanism([tuple(c) for c in data["constraints"]])
     if kind == "region":
@@ -58,5 +60,5 @@ def mechanism_from_dict(data: Mapping[str, Any],
             raise ParameterError(f"mechanism {data['name']!r}: a {kind} mechanism cannot be rebuilt "
                                  "from data; pass it in `mechanisms={name: mechanism}`")
         return named[data["name"]]
-    raise ParameterError(f"mechanism type={kind!r}: must be one of gaussian, laplace, finite, dp, region, "
-                         "mixture, subsampled, tradeoff, sampled")
+    raise ParameterError(f"mechanism type={kind!r}: must be one of gaussian, laplace, finite, "
+                         "randomized_response, dp, region, mixture, subsampled, tradeoff, sampled")
