@@ -164,6 +164,14 @@ def test_user_facing_text_cites_papers_not_internal_notes(capsys):
 
 
 # ---------------------------------------------------------------- Ctrl-C, links, hostile but valid input
+def _default_sigint() -> None:
+    """A terminal's Ctrl-C reaches a process whose SIGINT is not ignored: an earlier test (or the runner)
+    may leave it ignored in this process, and children inherit that."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _interrupted_run(tmp_path, delay: float, *extra: str) -> tuple[int, str, Path]:
     """``lpdp run`` in its own process group, interrupted as a terminal does (SIGINT to the group)."""
     import os
@@ -175,7 +183,7 @@ def _interrupted_run(tmp_path, delay: float, *extra: str) -> tuple[int, str, Pat
     out_dir = tmp_path / "o"
     proc = subprocess.Popen([sys.executable, "-m", "lpdp", "run", "--out", str(out_dir), *extra],
                             cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=_default_sigint)
     time.sleep(delay)
     os.killpg(proc.pid, signal.SIGINT)
     try:
@@ -208,6 +216,8 @@ def test_an_interrupt_that_library_code_swallows_still_exits_130(capsys, monkeyp
     import os
     import signal
 
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal (not ignored)
+
     real, sent = PrivacyRegion.delta, []
 
     def swallowing(self, *args):
@@ -221,7 +231,10 @@ def test_an_interrupt_that_library_code_swallows_still_exits_130(capsys, monkeyp
         return real(self, *args)
 
     monkeypatch.setattr(PrivacyRegion, "delta", swallowing)
-    code, _, err = run(capsys, "compose", "--dp", "1,0", "-k", 3, "--at", "1")
+    try:
+        code, _, err = run(capsys, "compose", "--dp", "1,0", "-k", 3, "--at", "1")
+    finally:
+        signal.signal(signal.SIGINT, old)
     assert code == 130 and err.splitlines() == ["lpdp compose: interrupted"]
 
 

@@ -22,7 +22,9 @@ with contextlib.redirect_stdout(out):
         code = exc.code
 heavy = sorted(({m.split(".")[0] for m in sys.modules} & {"cvxpy", "matplotlib"})
                | ({"scipy.stats"} & set(sys.modules)))
-third = sorted({m.split(".")[0] for m in sys.modules if not m.startswith("_")} - set(sys.stdlib_module_names))
+# sitecustomize / usercustomize: the interpreter's own start-up hooks, present in some environments
+third = sorted({m.split(".")[0] for m in sys.modules if not m.startswith("_")} - set(sys.stdlib_module_names)
+               - {"sitecustomize", "usercustomize"})
 scipy = sorted({".".join(m.split(".")[:2]) for m in sys.modules
                 if m.startswith("scipy.") and not m.startswith("scipy._")})
 print(json.dumps({"code": code, "heavy": heavy, "third": third, "scipy": scipy}))
