@@ -351,14 +351,39 @@ def _log_matmul(log_f: np.ndarray, log_g: np.ndarray) -> np.ndarray:
             continue
         f_mask, g_mask = f_mask[np.ix_(rows, inner)], g_mask[np.ix_(inner, cols)]
         f = np.zeros(f_mask.shape)
-        f[f_mask] = np.exp(log_f[np.ix_(rows, inner)][f_mask] + f_bits * _LN2)
+        f[f_mask] = _exp_scaled(log_f[np.ix_(rows, inner)][f_mask], f_bits)
         g = np.zeros(g_mask.shape)
-        g[g_mask] = np.exp(log_g[np.ix_(inner, cols)][g_mask] + g_bits * _LN2)
-        with np.errstate(divide="ignore"):
-            part = np.log(f @ g) - (f_bits + g_bits) * _LN2
+        g[g_mask] = _exp_scaled(log_g[np.ix_(inner, cols)][g_mask], g_bits)
+        part = _log_scaled(f @ g, f_bits + g_bits)
         block = np.ix_(rows, cols)
         out[block] = np.logaddexp(out[block], part)
     return out
+
+
+#: ``log 2`` split for Cody and Waite's reduction: ``n * _LN2_HI`` is exact for ``|n| < 2^21``.
+_LN2_HI = float.fromhex("0x1.62e42fee00000p-1")
+_LN2_LO = math.log(2.0) - _LN2_HI
+
+
+def _exp_scaled(x: np.ndarray, bits: int) -> np.ndarray:
+    """``e^x 2^bits`` for ``x <= 0`` (results in the normal range) with the relative error of one ``exp``.
+
+    ``e^{x + bits log 2}`` would round the sum to an ulp of ``|x| + 346`` (6e-14 at ``bits = 500``).
+    Instead ``x = -n log 2 + r`` with ``n = round(-x / log 2)``: ``x + n LN2_HI`` is exact (Sterbenz),
+    ``n LN2_LO`` carries an error near 2^-75, so ``|r| <= 0.35`` is within an ulp; ``e^r 2^{bits - n}`` by
+    ``ldexp`` is exact.
+    """
+    n = np.rint(-x / _LN2)
+    r = (x + n * _LN2_HI) + n * _LN2_LO
+    return np.ldexp(np.exp(r), (bits - n).astype(np.int64))
+
+
+def _log_scaled(y: np.ndarray, bits: int) -> np.ndarray:
+    """``log(y 2^-bits)`` for ``y >= 0``: ``y = m 2^e`` exactly (``frexp``), ``log m + (e - bits) log 2``
+    (a few ulps of the result, not of ``bits log 2``); ``-inf`` for 0."""
+    m, e = np.frexp(y)
+    with np.errstate(divide="ignore"):
+        return np.log(m) + ((e - bits) * _LN2_HI + (e - bits) * _LN2_LO)
 
 
 def max_k_within(compose: Callable[[int], PrivacyRegion], epsilon: float, delta: float, *,
