@@ -11,7 +11,9 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import gammaln, log_ndtr
+
+from lpdp import _special as special
+from lpdp._special import LOG_NDTR_ULPS, log_ndtr
 
 #: Absolute tolerance on constraint residuals of a solver answer (probabilities live in [0, 1]).
 SOLVER_RESIDUAL_TOL = 1e-9
@@ -36,7 +38,7 @@ def _stirlerr(n: np.ndarray) -> np.ndarray:
     small = n <= 15
     ns = n[small]
     with np.errstate(divide="ignore", invalid="ignore"):
-        out[small] = gammaln(ns + 1.0) - (ns + 0.5) * np.log(ns) + ns - _LOG_SQRT_2PI
+        out[small] = special.gammaln(ns + 1.0) - (ns + 0.5) * np.log(ns) + ns - _LOG_SQRT_2PI
     nb = n[~small]
     nn = nb * nb
     s0, s1, s2, s3, s4 = 1 / 12, 1 / 360, 1 / 1260, 1 / 1680, 1 / 1188
@@ -329,8 +331,9 @@ def gaussian_delta_bounds(eps: np.ndarray, mu: float) -> tuple[np.ndarray, np.nd
     most :data:`GAUSSIAN_FLOAT_RTOL` relative:
 
     * ``a`` and ``b`` are each within ``Δ = 3 u (ε/μ + μ/2)`` of the exact values (a quotient, a halving,
-      a sum); ``log Φ`` has slope ``φ/Φ <= |x| + 1``, and scipy's ``log_ndtr`` is within a few ulps of its
-      value: ``|Δ log Φ(x)| <= (|x| + 1) Δ + 4 u (|log Φ(x)| + 1)``;
+      a sum); ``log Φ`` has slope ``φ/Φ <= |x| + 1``, and :func:`lpdp._special.log_ndtr` is within
+      ``c u (|log Φ(x)| + 1)`` of its value (``c`` = ``LOG_NDTR_ULPS``):
+      ``|Δ log Φ(x)| <= (|x| + 1) Δ + c u (|log Φ(x)| + 1)``;
     * ``r = ε + log Φ(b) - log Φ(a) <= 0`` carries both errors and ``2 u (ε + |log Φ(a)| + |log Φ(b)|)``;
       ``1 - e^r`` then has relative error ``Δr e^r / (1 - e^r)`` (large only when ``r`` is near 0: tiny
       μ, where the two terms cancel) plus ``2 u``, and the product ``4 u``.
@@ -348,8 +351,8 @@ def gaussian_delta_bounds(eps: np.ndarray, mu: float) -> tuple[np.ndarray, np.nd
         one_minus = -np.expm1(r)
         d = np.exp(la) * one_minus
         da = 3 * u * (q + mu / 2)
-        e_la = (np.abs(a) + 1) * da + 4 * u * (np.abs(la) + 1)
-        e_lb = (np.abs(b) + 1) * da + 4 * u * (np.abs(lb) + 1)
+        e_la = (np.abs(a) + 1) * da + LOG_NDTR_ULPS * u * (np.abs(la) + 1)
+        e_lb = (np.abs(b) + 1) * da + LOG_NDTR_ULPS * u * (np.abs(lb) + 1)
         e_r = e_la + e_lb + 2 * u * (eps + np.abs(la) + np.abs(lb))
         cond = np.where(r < 0, np.exp(r) / one_minus, np.inf)
         rho = e_la + e_r * cond + 8 * u

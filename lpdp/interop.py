@@ -18,8 +18,8 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy.special import ndtri
 
+from lpdp import _special as special
 from lpdp._validate import check_positive
 from lpdp.accountant import Accountant, Guarantee
 from lpdp.errors import LpdpError, ParameterError
@@ -199,7 +199,7 @@ def _profile_region(side: Any) -> PrivacyRegion:
 
 def _gaussian_mu(f: TradeoffFunction) -> float:
     """μ of ``G_μ`` from its fixed point ``Φ(-μ/2)``."""
-    return float(-2.0 * ndtri(f.fixed_point))
+    return float(-2.0 * special.ndtri(f.fixed_point))
 
 
 def from_pld(pld: Any) -> PrivacyRegion:

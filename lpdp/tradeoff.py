@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
-from scipy.special import log_ndtr, ndtr, ndtri
 
+from lpdp import _special as special
 from lpdp._numerics import gaussian_delta_bounds
 from lpdp._validate import check_int, check_positive
 from lpdp.errors import ParameterError
@@ -331,7 +331,7 @@ def gaussian_hockey(c: np.ndarray, mu: float) -> np.ndarray:
     [0.678818, 0.126937]
     """
     c = np.asarray(c, dtype=float)
-    la, lb = log_ndtr(-c / mu + mu / 2), log_ndtr(-c / mu - mu / 2)
+    la, lb = special.log_ndtr(-c / mu + mu / 2), special.log_ndtr(-c / mu - mu / 2)
     with np.errstate(invalid="ignore", over="ignore"):  # Φ(a) = 0 in double: δ <= Φ(a) = 0, not nan
         d = np.where(la == -np.inf, 0.0, np.exp(la) * -np.expm1(c + lb - la))
     return np.clip(d, 0.0, 1.0)
@@ -392,22 +392,24 @@ def gaussian(mu: float) -> TradeoffFunction:
     mu = check_mu(mu, limit=MAX_COMPOSED_MU)
 
     def f(t: np.ndarray) -> np.ndarray:
+        if not np.any((t > 0) & (t < 1)):
+            return 1.0 - t      # f(0) = 1 and f(1) = 0 (and no scipy import for the end points)
         with np.errstate(divide="ignore"):
-            return ndtr(-ndtri(t) - mu)      # -Φ^{-1}(t) = Φ^{-1}(1 - t), accurate for small t
+            return special.ndtr(-special.ndtri(t) - mu)   # -Φ^{-1}(t) = Φ^{-1}(1 - t), accurate for small t
 
     def df(t: np.ndarray) -> np.ndarray:
         with np.errstate(divide="ignore", over="ignore"):
-            return -np.exp(-mu * ndtri(t) - mu * mu / 2)
+            return -np.exp(-mu * special.ndtri(t) - mu * mu / 2)
 
     def d2f(t: np.ndarray) -> np.ndarray:
         with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-            zt = ndtri(t)
+            zt = special.ndtri(t)
             return mu * np.exp(-mu * zt - mu * mu / 2 + zt * zt / 2) * math.sqrt(2 * math.pi)
 
     def delta(eps: np.ndarray) -> np.ndarray:
         return np.asarray(gaussian_delta(eps, mu))
 
-    return TradeoffFunction(f"G_{mu:g}", f, df, d2f, delta, float(ndtr(-mu / 2)),
+    return TradeoffFunction(f"G_{mu:g}", f, df, d2f, delta, float(special.ndtr(-mu / 2)),
                             lambda k: gaussian(composed_mu([(mu, k)])))
 
 

@@ -1,7 +1,7 @@
 """CLI start-up: commands that need no solver, plot or statistics import neither cvxpy, matplotlib nor
 scipy.stats (their imports alone cost 0.3 to over 1 s), ``--version`` imports no numpy, and a Gaussian
-account loads no heavy package and of scipy only scipy.special. Checked by the modules loaded, not by
-timing."""
+account loads no heavy package and no scipy (scipy.special alone costs 0.2-0.3 s; lpdp._special computes
+log Φ from the C library's erfc). Checked by the modules loaded, not by timing."""
 
 from __future__ import annotations
 
@@ -53,9 +53,9 @@ def test_version_imports_no_numpy():
     assert got["third"] == ["lpdp"], f"lpdp --version imported {got['third']}"
 
 
-def test_gaussian_account_loads_numpy_and_scipy_special_only():
+def test_gaussian_account_loads_numpy_and_no_scipy():
     got = _loaded(["account", "--gaussian", "3x50", "--for-delta", "1e-6", "--json"])
     assert got["code"] in (0, None)
     assert not set(got["third"]) & {"cvxpy", "matplotlib", "shapely", "pandas", "distributed", "mpmath",
                                     "dp_accounting"}, got["third"]
-    assert set(got["scipy"]) <= {"scipy.special", "scipy.version"}, got["scipy"]
+    assert got["scipy"] == [], got["scipy"]

@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
-from scipy.special import gammaln
 
+from lpdp import _special as special
 from lpdp._limits import check_budget, memory_limit_bytes, seconds_for
 from lpdp._numerics import UNIT_ROUNDOFF, ErrorBound, log_softplus, round_up
 from lpdp._search import largest
@@ -287,7 +287,7 @@ def _lattice(p: _Active, k: int) -> PrivacyRegion:
     """Default route: key masses ``Σ_i F[n1, i] G[i, n2]`` by BLAS (module docstring), for n1 >= 0."""
     log_rest, log_inf = _log_tilde(p, k)
     sp1, sp2 = float(log_softplus(p.e1)), float(log_softplus(p.e2))
-    log_fact = gammaln(np.arange(k + 1) + 1.0)
+    log_fact = special.gammaln(np.arange(k + 1) + 1.0)
 
     def log_binomial_pmf_part(n: np.ndarray, n_diff: np.ndarray, eps: float) -> np.ndarray:
         """``log C(n, r) + r ε`` with ``r = (n + n_diff) / 2`` agreeing coordinates; -inf off the lattice."""

@@ -21,8 +21,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import special
 
+from lpdp import _special as special
 from lpdp._limits import check_budget, seconds_for
 from lpdp._numerics import log1mexp, log_binom_pmf
 from lpdp._validate import check_int

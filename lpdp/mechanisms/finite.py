@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy import special
 
+from lpdp import _special as special
 from lpdp._limits import check_budget, seconds_for
 from lpdp._numerics import ErrorBound
 from lpdp._validate import check_delta, check_epsilon, check_int, check_probability, check_weights

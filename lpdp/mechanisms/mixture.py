@@ -7,8 +7,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from scipy import special
 
+from lpdp import _special as special
 from lpdp._validate import check_positive
 from lpdp.errors import ParameterError
 from lpdp.mechanisms.base import Inputs, Mechanism, Request, Step, check_level, request_input, round_up_ulps
