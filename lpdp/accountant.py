@@ -305,6 +305,13 @@ def route(parts: Sequence[tuple[Mechanism, int]], *, method: Method = "lattice",
     relation, scheme = _neighbouring(items)
     tol = None if tolerance is None else check_positive(tolerance, "tolerance")
     g = _route(items, method, step, tol)
+    attained = [(m.attained(), k) for m, k in items]
+    if any(a is not None for a, _ in attained):
+        # a pair that is a bound only (fixed-size batches): the attack side is the composition of the
+        # pairs that are attained, and the guarantee is a bracket whatever the route
+        lower = _route([(m if a is None else a, k) for (a, k), (m, _) in zip(attained, items, strict=True)],
+                       method, step, tol).lower
+        g = Guarantee(lower, g.upper, False, g.route)
     return g if relation is None and scheme is None else replace(g, relation=relation, scheme=scheme)
 
 

@@ -157,7 +157,8 @@ def test_a_rate_outside_the_unit_interval_is_refused(rate):
 
 
 def test_shuffling_and_relations_that_do_not_fit_are_refused():
-    with pytest.raises(ParameterError, match=r"scheme='shuffling'.*no tight.*supported schemes: poisson"):
+    with pytest.raises(ParameterError,
+                       match=r"scheme='shuffling'.*no tight.*supported schemes: poisson, fixed_size"):
         subsampled(pure(1.0), 0.1, scheme="shuffling")
     with pytest.raises(ParameterError, match=r"relation='replace_one'.*does not fit scheme='poisson'"):
         subsampled(pure(1.0), 0.1, relation="replace_one")
@@ -173,7 +174,7 @@ def test_refusals_reach_the_command_line_as_one_line(tmp_path, capsys):
 
     with pytest.raises(LpdpError, match="laplace mechanism.*is neither"):
         lpdp.Accountant().compose(subsampled(LaplaceMechanism(1.0), 0.1), 3).guarantee()
-    for scheme, match in (("shuffling", "no tight"), ("fixed_size", "not implemented")):
+    for scheme, match in (("shuffling", "no tight"), ("without_replacement", "scheme='fixed_size'")):
         w = tmp_path / f"{scheme}.toml"
         w.write_text(f'[[mechanism]]\nkind = "subsampled"\nrate = 0.1\nscheme = "{scheme}"\ntimes = 3\n'
                      '[mechanism.mechanism]\nkind = "pure"\nepsilon = 1.0\n')

@@ -72,7 +72,8 @@ class Mechanism(ABC):
       compositions are ``G_{sqrt(Σ k μ²)}``), :meth:`dp_constraints` (the pair of ``∩_j R(ε_j, δ_j)``,
       composed by Kairouz, Theorem 1, the double-DP and n-constraint lattices);
     * :attr:`relation` and :attr:`scheme`: the neighbouring relation and sampling scheme a subsampled
-      mechanism's pair is stated for (``None`` for the others).
+      mechanism's pair is stated for (``None`` for the others); :meth:`attained`: the mechanism whose
+      pairs are attained, when the mechanism's own pair is a bound only (the lower side's source).
 
     **Filter face** (:mod:`lpdp.filters`), for inputs ``value, other`` of a neighbouring pair:
     :meth:`sample`, :meth:`log_density`, :meth:`loss_tail`, :meth:`loss_quantile` (required),
@@ -153,6 +154,13 @@ class Mechanism(ABC):
     @property
     def scheme(self) -> str | None:
         """The sampling scheme of a subsampled mechanism (``"poisson"``), else ``None``."""
+        return None
+
+    def attained(self) -> Mechanism | None:
+        """A mechanism whose dominating pairs are attained by this one when this one's own pair is an
+        upper bound only (a fixed-size subsampled mechanism: its Poisson counterpart, whose removal and
+        addition pairs one fixed pair of datasets attains); the accountant reads the lower side of a
+        guarantee from it. ``None`` (the default): the mechanism's own pair is attained."""
         return None
 
     def gaussian_mu(self) -> float | None:

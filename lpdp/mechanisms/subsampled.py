@@ -22,8 +22,22 @@ and under Q pushed through that map. So
   four tails (:meth:`~SubsampledMechanism.loss_law`), composed by the certified engine
   (:func:`lpdp.pld.compose`) one-sidedly.
 
-Fixed-size batches (sampling without replacement, replace-one neighbours) and shuffling are not
-implemented: they are refused by name (``docs/subsampling.md``).
+Fixed-size batches (``scheme="fixed_size"``: a batch of ``q n`` records drawn without replacement from
+``n``, replace-one neighbours). If (P, Q) dominates the mechanism under replace-one neighbours (a pair that
+is its own mirror), one step meets ``δ'(ε') = q δ(ε)`` with ``e^ε' = 1 + q (e^ε - 1)`` at every
+``ε' >= 0`` (Balle, Barthe and Gaboardi, "Privacy amplification by subsampling", NeurIPS 2018,
+Theorem 10; the trade-off function ``C_q(f) = min{f_q, f_q^{-1}}**``, ``f_q = q f + (1 - q) Id``, of
+Dong, Roth and Su, "Gaussian differential privacy", JRSS-B 2022, Theorem 4.2). That profile is the one of
+the removal pair above at ``ε' >= 0``; its pair, symmetrised (:func:`_symmetrised`), dominates every
+adaptive composition: the upper side. The lower side is the composition of the removal pair or of the
+addition pair, the larger (:meth:`SubsampledMechanism.attained`): one fixed pair of datasets attains it
+when the mechanism adds noise to a sum (the other records of the dataset equal to the replaced record's
+neighbour value), as in DP-SGD. A composition's truth lies between (an adaptive analyst may switch the
+direction at each step; Lebeda, Regehr, Kamath and Steinke, "Avoiding pitfalls for privacy accounting of
+subsampled mechanisms under composition", 2024), so fixed-size results are brackets even for finite
+mechanisms; one step is tight.
+
+Shuffling is refused by name (``docs/subsampling.md``).
 """
 
 from __future__ import annotations
@@ -35,6 +49,7 @@ from decimal import Decimal, localcontext
 from typing import Any
 
 import numpy as np
+from scipy import special
 
 from lpdp._numerics import log1mexp
 from lpdp._validate import check_probability
@@ -46,20 +61,21 @@ from lpdp.region import PrivacyRegion
 __all__ = ["SubsampledMechanism", "subsampled", "SCHEMES", "RELATIONS"]
 
 _U = float(np.finfo(float).eps) / 2.0
-#: Sampling schemes (``poisson``: each record independently with probability ``rate``).
-SCHEMES = ("poisson",)
-#: Neighbouring relations (``add_remove``: one record added or removed).
-RELATIONS = ("add_remove",)
+#: Sampling schemes (``poisson``: each record independently with probability ``rate``; ``fixed_size``:
+#: a batch of ``rate * dataset size`` records drawn without replacement).
+SCHEMES = ("poisson", "fixed_size")
+#: Neighbouring relations (``add_remove``: one record added or removed; ``replace_one``: one record
+#: replaced, the dataset size public).
+RELATIONS = ("add_remove", "replace_one")
+#: The relation each scheme is analysed under.
+FITS = {"poisson": "add_remove", "fixed_size": "replace_one"}
+_SHUFFLING = ("shuffling has no tight privacy analysis for general mechanisms (amplification by shuffling "
+              "bounds are loose and apply to local randomizers only)")
 #: Names refused with an explanation (no tight analysis in lpdp, or none known).
 _REFUSED = {
-    "shuffle": "shuffling has no tight privacy analysis for general mechanisms (amplification by "
-               "shuffling bounds are loose and apply to local randomizers only)",
-    "shuffling": "shuffling has no tight privacy analysis for general mechanisms (amplification by "
-                 "shuffling bounds are loose and apply to local randomizers only)",
-    "fixed_size": "fixed-size batches (sampling without replacement, replace-one neighbours) are not "
-                  "implemented yet",
-    "without_replacement": "fixed-size batches (sampling without replacement, replace-one neighbours) "
-                           "are not implemented yet",
+    "shuffle": _SHUFFLING,
+    "shuffling": _SHUFFLING,
+    "without_replacement": "sampling without replacement is scheme='fixed_size'",
 }
 
 
@@ -143,40 +159,94 @@ def _negated(fn: Any) -> Any:
     return out
 
 
+def _symmetrised(removal: LossLaw, log_tie: float) -> LossLaw:
+    """The symmetric pair (A, B) whose privacy profile at every ``ε >= 0`` is that of the removal pair
+    (P', Q) with loss ``L'``: A is P' on ``L' > 0``, the mirror image of Q on ``L' > 0`` (at ``-L'``), and
+    loss 0 for the rest (the removal pair's atoms at 0 and ``log_tie``); B is A mirrored. Its trade-off
+    function is the symmetrisation ``min{f, f^{-1}}**`` of the removal pair's (Dong, Roth and Su 2022,
+    Theorem 4.2): ``δ_{A||B}(ε) = δ_{P'||Q}(ε)`` at ``ε >= 0``, both orders alike.
+
+    Accuracy: the tails beyond 0 are the removal law's; between, ``A(L > c) = S - Q(L' > -c)`` for
+    ``c < 0`` and ``A(L <= c) = S - P'(L' > c)`` for ``c >= 0``, ``S = P'(L' > 0) + Q(L' > 0)`` (the
+    continuous parts), are at least ``t0 = Q(L' > 0)``, and each term's absolute error is at most
+    ``rtol S + rtol_log / e`` (``x |log x| <= 1/e``): their relative error is that over ``t0``.
+    """
+    pos, zero = removal.losses > 0, removal.losses == 0
+    losses = np.concatenate([removal.losses[pos], removal.losses[zero], [0.0], -removal.losses[pos]])
+    log_p = np.concatenate([removal.log_p[pos], removal.log_p[zero], [log_tie],
+                            removal.log_p[pos] - removal.losses[pos]])
+    keep = np.isfinite(log_p)
+    losses, log_p = losses[keep], log_p[keep]
+    if removal.log_sf is None:
+        return LossLaw(losses, log_p, removal.log_p_inf)
+    assert removal.log_sf_q is not None
+    sf, sf_q = removal.log_sf, removal.log_sf_q
+    zero_c = np.zeros(1)
+    s0, t0 = float(np.exp(sf(zero_c))[0]), float(np.exp(sf_q(zero_c))[0])
+    total = s0 + t0
+
+    def between(x: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore"):
+            return np.log(np.maximum(total - np.exp(x), 0.0))
+
+    def log_sf(c: np.ndarray) -> np.ndarray:
+        c = np.asarray(c, dtype=float)
+        with np.errstate(invalid="ignore"):
+            return np.where(c >= 0, sf(np.maximum(c, 0.0)), between(sf_q(np.maximum(-c, 0.0))))
+
+    def log_cdf(c: np.ndarray) -> np.ndarray:
+        c = np.asarray(c, dtype=float)
+        with np.errstate(invalid="ignore"):
+            return np.where(c < 0, sf_q(np.maximum(-c, 0.0)), between(sf(np.maximum(c, 0.0))))
+
+    mid = (2 * removal.rtol * total + 3 * removal.rtol_log / math.e + 4 * _U * total) / t0 + 4 * _U
+    top = removal.support[1]
+    return LossLaw(losses, log_p, removal.log_p_inf, log_sf=log_sf, log_cdf=log_cdf,
+                   log_sf_q=_negated(log_cdf), log_cdf_q=_negated(log_sf), support=(-top, top),
+                   rtol=max(removal.rtol, mid), rtol_log=removal.rtol_log)
+
+
 def _check_scheme(scheme: Any, relation: Any) -> tuple[str, str]:
     if not isinstance(scheme, str) or scheme not in SCHEMES:
         why = _REFUSED.get(scheme) if isinstance(scheme, str) else None
         raise ParameterError(f"scheme={scheme!r}: " + (f"{why}; " if why else "")
                              + f"supported schemes: {', '.join(SCHEMES)}")
+    fit = FITS[scheme]
     if relation is None:
-        relation = "add_remove"
-    if not isinstance(relation, str) or relation not in RELATIONS:
-        raise ParameterError(f"relation={relation!r}: does not fit scheme={scheme!r} (Poisson sampling is "
-                             f"analysed under {', '.join(RELATIONS)} neighbours)")
+        relation = fit
+    if relation != fit:
+        raise ParameterError(f"relation={relation!r}: does not fit scheme={scheme!r} (analysed under "
+                             f"{fit} neighbours; " + ", ".join(f"{s}: {r}" for s, r in FITS.items()) + ")")
     return scheme, relation
 
 
 class SubsampledMechanism(Mechanism):
-    """A mechanism run on a Poisson subsample of the data, under add/remove neighbours.
+    """A mechanism run on a random subsample of the data: Poisson (add/remove neighbours) or a fixed-size
+    batch drawn without replacement (replace-one neighbours).
 
     Parameters
     ----------
     mechanism : Mechanism
         The mechanism run on each subsample; its dominating pair (P, Q) has P for the record present and
-        Q for it absent.
+        Q for it absent (Poisson), or P and Q for the batch holding the record and its replacement
+        (fixed size; then the pair must be its own mirror, as replace-one neighbours are symmetric).
     rate : float
-        Probability that each record is in the subsample, in (0, 1].
-    scheme : {"poisson"}
-        The sampling scheme. ``"fixed_size"`` and shuffling are refused by name.
-    relation : {"add_remove"}, optional
-        The neighbouring relation (the one that fits the scheme by default).
+        Probability that each record is in the subsample, in (0, 1]: for fixed-size batches the batch
+        size over the dataset size.
+    scheme : {"poisson", "fixed_size"}
+        The sampling scheme. Shuffling is refused by name.
+    relation : {"add_remove", "replace_one"}, optional
+        The neighbouring relation; the one that fits the scheme (the default) is the only one accepted.
 
     Notes
     -----
-    The removal pair is ``(qP + (1-q)Q, Q)``, the addition pair ``(Q, qP + (1-q)Q)``: :meth:`region` and
-    :meth:`loss_law` give the removal pair, ``loss_law(reverse=True)`` the addition pair (module
-    docstring). A subsampled mechanism composes exactly when the mechanism has a finite dominating pair,
-    and through the certified engine when its loss law is Gaussian.
+    Poisson: the removal pair is ``(qP + (1-q)Q, Q)``, the addition pair ``(Q, qP + (1-q)Q)``:
+    :meth:`region` and :meth:`loss_law` give the removal pair, ``loss_law(reverse=True)`` the addition
+    pair (module docstring). Fixed size: :meth:`region` and :meth:`loss_law` give the symmetrised pair
+    whose privacy profile is ``δ'(ε') = q δ(ε)``, ``e^ε' = 1 + q (e^ε - 1)`` at every ``ε' >= 0``
+    (Balle, Barthe and Gaboardi 2018, Theorem 10; the trade-off function ``C_q(f)`` of Dong, Roth and
+    Su 2022, Theorem 4.2): a bound for every mechanism, and :meth:`attained` the fixed pair of datasets
+    whose composition is the attack side (``docs/subsampling.md``).
 
     Examples
     --------
@@ -186,6 +256,9 @@ class SubsampledMechanism(Mechanism):
     [0.017037, -0.006341]
     >>> m.is_symmetric, m.relation, m.scheme
     (False, 'add_remove', 'poisson')
+    >>> f = SubsampledMechanism(pure(1.0), 0.01, scheme="fixed_size")
+    >>> f.region().losses.round(6).tolist(), f.is_symmetric, f.relation
+    ([0.017037, 0.0, -0.017037], True, 'replace_one')
     """
 
     def __init__(self, mechanism: Mechanism, rate: float, scheme: str = "poisson",
@@ -197,6 +270,10 @@ class SubsampledMechanism(Mechanism):
         if mechanism.relation is not None:
             raise ParameterError(f"mechanism={mechanism.label}: is already subsampled; subsample the "
                                  "mechanism once, at the product of the rates")
+        if scheme == "fixed_size" and not mechanism.is_symmetric:
+            raise ParameterError(f"mechanism={mechanism.label}: its dominating pair is not its own mirror; "
+                                 "scheme='fixed_size' (replace-one neighbours, a symmetric relation) needs "
+                                 "a mechanism whose pair is")
         self.mechanism = mechanism
         self.rate = q
         self._scheme = scheme
@@ -227,7 +304,8 @@ class SubsampledMechanism(Mechanism):
 
     @property
     def label(self) -> str:
-        return f"{self.mechanism.label} on a Poisson subsample (rate={self.rate:g})"
+        on = "a Poisson subsample" if self._scheme == "poisson" else "a fixed-size batch"
+        return f"{self.mechanism.label} on {on} (rate={self.rate:g})"
 
     # ------------------------------------------------------------------ accountant face
     @property
@@ -236,17 +314,31 @@ class SubsampledMechanism(Mechanism):
 
     @property
     def is_symmetric(self) -> bool:
-        """False (the removal and addition pairs differ) unless ``rate == 1``."""
-        return self.rate == 1.0 and self.mechanism.is_symmetric
+        """Poisson: false (the removal and addition pairs differ) unless ``rate == 1``; fixed size: true
+        (the symmetrised pair)."""
+        return self._scheme == "fixed_size" or (self.rate == 1.0 and self.mechanism.is_symmetric)
+
+    def attained(self) -> Mechanism | None:
+        """Fixed size: the Poisson-subsampled mechanism at the same rate, whose removal and addition pairs
+        are attained by one fixed pair of neighbouring datasets (module docstring); Poisson: ``None``."""
+        return None if self._scheme == "poisson" else SubsampledMechanism(self.mechanism, self.rate)
 
     def region(self) -> PrivacyRegion:
-        """The exact removal pair ``(qP + (1-q)Q, Q)`` of the mechanism's finite pair (P, Q).
+        """Poisson: the exact removal pair (below); fixed size: the symmetrised pair of the removal pair
+        (:meth:`loss_law`), exact for a finite mechanism.
+
+        The exact removal pair ``(qP + (1-q)Q, Q)`` of the mechanism's finite pair (P, Q).
 
         Each atom ``(L, p, q_L)`` keeps its Q-mass and gets loss ``g(L) = log(q e^L + 1 - q)``; the P-only
         outcomes (loss ``+inf``) keep that loss with P-mass ``q p_inf``, and the Q-only outcomes (loss
         ``-inf``) get the finite loss ``log(1 - q)``. Losses and log masses are computed in log space
         (a few units of roundoff; the exact routes widen them, :mod:`lpdp.compose.multinomial`).
         """
+        if self._scheme == "fixed_size":
+            law = self.loss_law()
+            return PrivacyRegion.from_log_masses(law.losses, law.log_p, law.log_p - law.losses,
+                                                 log_p_inf=law.log_p_inf, log_q_ninf=law.log_p_inf,
+                                                 check_total=False)
         inner = self.mechanism.region()
         g, q = self._map, self.rate
         loss = g.forward(inner.losses)
@@ -278,7 +370,11 @@ class SubsampledMechanism(Mechanism):
         ``|x| <= μ(|z| + 1) + μ²/2`` the relative error is at most ``8u (4 t + 2 + (μ/2 + (|log q| + 2)/μ)
         (t + 1.5))``, ``t = |log T|``: linear in ``t``; doubled for the mixture's sum and the tails' own
         error.
+
+        Fixed size: the symmetrised removal pair (:func:`_symmetrised`), the same in both orders.
         """
+        if self._scheme == "fixed_size":
+            return _symmetrised(SubsampledMechanism(self.mechanism, self.rate).loss_law(), self._log_tie())
         if self.mechanism.is_finite:
             r = self.region()
             if not reverse:
@@ -307,7 +403,36 @@ class SubsampledMechanism(Mechanism):
         return LossLaw(log_sf=_negated(cdf_q), log_cdf=_negated(sf_q), log_sf_q=_negated(cdf),
                        log_cdf_q=_negated(sf), support=(-math.inf, -floor), rtol=rtol, rtol_log=rtol_log)
 
+    def _log_tie(self) -> float:
+        """``log((1 - q) TV)``, TV the mechanism's total variation ``δ(0)``, rounded up: the mass the
+        symmetrised fixed-size pair puts at loss 0 beyond the removal pair's own atoms there."""
+        if self.rate == 1.0:
+            return -math.inf
+        if self.mechanism.is_finite:
+            tv = float(self.mechanism.region().delta(0.0))          # certified upper
+        else:
+            family = self.mechanism.loss_family(*self._pair())
+            if family is None or family[0] not in ("gaussian", "laplace"):
+                raise NotApplicableError(f"{self.label}: fixed-size batches are composed for finite, "
+                                         f"Gaussian and Laplace mechanisms; {self.mechanism.label} is none "
+                                         "of them")
+            x = float(family[1])
+            # Gaussian: Φ(μ/2) - Φ(-μ/2) = erf(μ / (2√2)); Laplace: 1 - e^{-r/2} (scipy: a few ulps)
+            tv = float(special.erf(x / (2 * math.sqrt(2)))) if family[0] == "gaussian" \
+                else -math.expm1(-x / 2)
+            tv *= 1 + 1e-13
+        if tv <= 0:
+            return -math.inf
+        return math.log(min(tv, 1.0)) + math.log1p(-self.rate) + 8 * _U * (1 + abs(math.log(tv)))
+
     # ------------------------------------------------------------------ filter face
+    def _filter_pair(self) -> tuple[Any, Any]:
+        if self._scheme != "poisson":
+            raise NotApplicableError(f"{self.label}: a privacy filter needs the output law of each input; "
+                                     "with fixed-size batches it depends on the other records in the batch "
+                                     "(use scheme='poisson')")
+        return self._pair()
+
     def _pair(self) -> tuple[Any, Any]:
         pair = getattr(self.mechanism, "pair", None)
         if pair is None:
@@ -317,11 +442,11 @@ class SubsampledMechanism(Mechanism):
     @property
     def null(self) -> Any:
         """The input of the mechanism when the record is absent (the second input of its pair)."""
-        return self._pair()[1]
+        return self._filter_pair()[1]
 
     def default_pairs(self) -> tuple[tuple[Any, Any], ...]:
         """The removal and the addition of the record: ``(present, absent)`` and ``(absent, present)``."""
-        a, b = self._pair()
+        a, b = self._filter_pair()
         return ((a, b), (b, a))
 
     def sample(self, value: Any, rng: np.random.Generator, size: int | None = None) -> Any:
@@ -346,7 +471,7 @@ class SubsampledMechanism(Mechanism):
         return out if np.ndim(out) else float(out)
 
     def _law_of(self, value: Any, other: Any) -> LossLaw:
-        a, b = self._pair()
+        a, b = self._filter_pair()
         for reverse, pair in ((False, (a, b)), (True, (b, a))):
             if (value, other) == pair:
                 if reverse not in self._laws:
