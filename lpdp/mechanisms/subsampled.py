@@ -49,7 +49,6 @@ from decimal import Decimal, localcontext
 from typing import Any
 
 import numpy as np
-from scipy import special
 
 from lpdp._numerics import log1mexp
 from lpdp._validate import check_probability
@@ -417,8 +416,8 @@ class SubsampledMechanism(Mechanism):
                                          f"Gaussian and Laplace mechanisms; {self.mechanism.label} is none "
                                          "of them")
             x = float(family[1])
-            # Gaussian: Φ(μ/2) - Φ(-μ/2) = erf(μ / (2√2)); Laplace: 1 - e^{-r/2} (scipy: a few ulps)
-            tv = float(special.erf(x / (2 * math.sqrt(2)))) if family[0] == "gaussian" \
+            # Gaussian: Φ(μ/2) - Φ(-μ/2) = erf(μ / (2√2)); Laplace: 1 - e^{-r/2} (libm: a few ulps)
+            tv = math.erf(x / (2 * math.sqrt(2))) if family[0] == "gaussian" \
                 else -math.expm1(-x / 2)
             tv *= 1 + 1e-13
         if tv <= 0:
