@@ -21,6 +21,7 @@ class Field:
     """One key of a scenario table.
 
     ``kind`` is one of ``"str"``, ``"bool"``, ``"int"``, ``"float"``, ``"table"`` (with ``schema``),
+    ``"list"`` (any list; ``check`` or the reader validates its items),
     ``"list[float]"``, ``"list[int]"``, ``"list[str]"``, ``"list[pair]"`` (``[ε, δ]`` pairs) or
     ``"list[table]"`` (with ``schema``). ``check`` may further validate (and normalise) the value by
     calling the library's own validators, whose errors become scenario errors naming the key.
@@ -46,6 +47,8 @@ def _type_ok(kind: str, value: Any) -> bool:
         return isinstance(value, (int, float)) and not isinstance(value, bool)
     if kind == "table":
         return isinstance(value, dict)
+    if kind == "list":
+        return isinstance(value, list)
     if kind.startswith("list[") and isinstance(value, list):
         inner = kind[5:-1]
         if inner == "pair":
@@ -57,7 +60,8 @@ def _type_ok(kind: str, value: Any) -> bool:
 
 def _describe(kind: str) -> str:
     return {"float": "a number", "int": "an integer", "str": "a string", "bool": "true or false",
-            "table": "a table", "list[pair]": "a list of [epsilon, delta] pairs"}.get(kind, f"a {kind}")
+            "table": "a table", "list": "a list",
+            "list[pair]": "a list of [epsilon, delta] pairs"}.get(kind, f"a {kind}")
 
 
 def validate(data: Mapping[str, Any], schema: Mapping[str, Field], *, source: str,

@@ -247,7 +247,7 @@ def _mechanism_name(m: Any, steps: Any = ()) -> str:
         return "cycle of " + ", ".join(_mechanism_name(st[0]) + (f" ×{k}" if k > 1 else "")
                                        for st, k in runs)
     d = m.to_dict()
-    kind = d.get("type")
+    kind = d.get("kind")
     if kind == "gaussian":
         return f"Gaussian σ = {d['sigma']:g}"
     if kind == "laplace":

@@ -11,21 +11,11 @@ A workload file has one ``[[mechanism]]`` table per mechanism (JSON: ``{"mechani
     sigma = 3.0                 # sensitivity 1 unless given
     times = 50
 
-Kinds and their keys (``times`` defaults to 1 everywhere):
-
-============================ ==================================================================
-``dp``                       ``constraints``: the ``[ε, δ]`` pairs met at once
-``pure``                     ``epsilon``
-``gaussian``                 ``sigma``, optional ``sensitivity`` (1)
-``laplace``                  ``scale``, optional ``sensitivity`` (1)
-``randomized_response``      ``categories``, ``epsilon``
-``finite``                   ``p``, ``q``: the output distributions on a neighbouring pair
-``region``                   ``vertices`` (``[type I, type II]`` points) or ``constraints``
-``subsampled``               ``rate``, ``mechanism`` (a table of any other kind), optional ``scheme``
-                             (``poisson``) and ``relation`` (``add_remove``)
-``dpsgd``                    ``noise_multiplier``; ``sampling_rate`` or ``batch_size`` and
-                             ``dataset_size``; ``steps`` or ``epochs`` (instead of ``times``)
-============================ ==================================================================
+The tables are the one data form of a mechanism (:meth:`~lpdp.mechanisms.Mechanism.to_dict` writes
+them; their kinds and keys: :mod:`lpdp.mechanisms.registry`, whose :func:`register_kind` and
+:func:`mechanism_from_entry` this module re-exports). This module adds the kind ``dpsgd``:
+``noise_multiplier``; ``sampling_rate`` or ``batch_size`` and ``dataset_size``; ``steps`` or ``epochs``
+(instead of ``times``).
 
 :func:`report` turns a :class:`~lpdp.accountant.Guarantee` into the plain data that ``lpdp account`` and
 the ``account`` scenarios print, so both show the same numbers.
@@ -34,28 +24,25 @@ the ``account`` scenarios print, so both show the same numbers.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from lpdp._limits import check_budget, seconds_for
-from lpdp._schema import Field, validate
-from lpdp._validate import check_int, read_document
+from lpdp._schema import Field
+from lpdp._validate import read_document
 from lpdp.accountant import Accountant, Guarantee
 from lpdp.display import format_lower, format_upper
-from lpdp.errors import LpdpError, ParameterError, ScenarioError
+from lpdp.errors import ScenarioError
 from lpdp.mechanisms import (
-    DPMechanism,
-    FiniteMechanism,
-    GaussianMechanism,
-    LaplaceMechanism,
+    KINDS,
+    MECHANISM,
     Mechanism,
-    RegionMechanism,
-    pure,
-    randomized_response,
-    subsampled,
+    mechanism_from_entry,
+    register_kind,
+    unregister_kind,
 )
 from lpdp.region import PrivacyRegion
 from lpdp.sgd import dpsgd_mechanism, dpsgd_steps
@@ -63,156 +50,23 @@ from lpdp.sgd import dpsgd_mechanism, dpsgd_steps
 __all__ = ["KINDS", "MECHANISM", "register_kind", "unregister_kind", "mechanism_from_entry", "parse",
            "read", "load", "accountant", "report", "regions", "summary"]
 
-#: Keys of one ``[[mechanism]]`` table (which ones a kind needs: :data:`KINDS`).
-MECHANISM: dict[str, Field] = {
-    "kind": Field("str", "the mechanism's kind (KINDS: dp, pure, gaussian, laplace, randomized_response, "
-                  "finite, region, subsampled, dpsgd, and any registered with register_kind)", required=True),
-    "times": Field("int", "how many times the mechanism runs", default=1),
-    "constraints": Field("list[pair]", "dp, region: the [epsilon, delta] guarantees met at once"),
-    "epsilon": Field("float", "pure, randomized_response: epsilon"),
-    "sigma": Field("float", "gaussian: standard deviation of the noise"),
-    "scale": Field("float", "laplace: scale of the noise"),
-    "sensitivity": Field("float", "gaussian, laplace: sensitivity (default 1)", default=1.0),
-    "categories": Field("int", "randomized_response: number of categories k >= 2"),
-    "p": Field("list[float]", "finite: output distribution on one input"),
-    "q": Field("list[float]", "finite: output distribution on its neighbour"),
-    "vertices": Field("list[pair]", "region: [type I, type II] points of the region's boundary"),
-    "rate": Field("float", "subsampled: probability that each record is in the subsample, in (0, 1]"),
-    "mechanism": Field("table", "subsampled: the mechanism run on the subsample (a table with its kind)"),
-    "scheme": Field("str", "subsampled: the sampling scheme (poisson)", default="poisson"),
-    "relation": Field("str", "subsampled: the neighbouring relation (add_remove)"),
-    "noise_multiplier": Field("float", "dpsgd: noise standard deviation over the clipping norm"),
-    "sampling_rate": Field("float", "dpsgd: Poisson sampling rate, in (0, 1]"),
-    "batch_size": Field("int", "dpsgd: expected batch size (with dataset_size)"),
-    "dataset_size": Field("int", "dpsgd: number of examples (with batch_size)"),
-    "steps": Field("int", "dpsgd: number of steps"),
-    "epochs": Field("float", "dpsgd: number of epochs (steps = ceil(epochs / rate))"),
-}
-
-#: For each kind: the keys it needs, and the optional ones it accepts (beyond ``kind`` and ``times``).
-KINDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
-#: For each kind: the function building its mechanism from the validated table.
-_BUILDERS: dict[str, Callable[[Mapping[str, Any]], Mechanism]] = {}
+def _dpsgd_steps(v: Mapping[str, Any], mech: Mechanism) -> int:
+    return dpsgd_steps(mech.rate, v["steps"], v["epochs"])  # type: ignore[attr-defined]
 
 
-def register_kind(kind: str, build: Callable[[Mapping[str, Any]], Mechanism], *,
-                  needed: Sequence[str] = (), optional: Sequence[str] = (),
-                  fields: Mapping[str, Field] | None = None) -> None:
-    """Add a ``[[mechanism]]`` kind: workload files, scenarios, ``lpdp account WORKLOAD`` and
-    ``lpdp filter ... --mechanism FILE`` then read it.
-
-    Parameters
-    ----------
-    kind : str
-        The table's ``kind`` (new).
-    build : callable
-        ``build(values) -> Mechanism``; ``values`` maps every key of :data:`MECHANISM` to its validated
-        value (or its default); raise :class:`~lpdp.errors.ParameterError` for a bad one.
-    needed, optional : sequence of str
-        The keys the kind requires and accepts (beyond ``kind`` and ``times``).
-    fields : mapping of str to Field, optional
-        The schema of keys :data:`MECHANISM` does not have yet (a key already there keeps its schema).
-
-    Examples
-    --------
-    >>> from lpdp._schema import Field
-    >>> from lpdp.mechanisms import pure
-    >>> register_kind("pure_twice", lambda v: pure(2 * v["epsilon"]), needed=("epsilon",))
-    >>> parse({"mechanism": [{"kind": "pure_twice", "epsilon": 0.25}]})
-    [(DPMechanism([(0.5, 0.0)]), 1)]
-    >>> unregister_kind("pure_twice")
-    """
-    if not isinstance(kind, str) or not kind or kind in KINDS:
-        raise ParameterError(f"kind={kind!r}: must be a new, non-empty name (known: {', '.join(KINDS)})")
-    new = dict(fields or {})
-    for key in (*needed, *optional):
-        if key in ("kind", "times"):
-            raise ParameterError(f"kind={kind!r}: key {key!r} is every kind's own")
-        if key not in MECHANISM and key not in new:
-            raise ParameterError(f"kind={kind!r}: key {key!r} has no schema; give "
-                                 f"fields={{{key!r}: Field(...)}}")
-    for key, spec in new.items():
-        MECHANISM.setdefault(key, spec)
-    KINDS[kind] = (tuple(needed), tuple(optional))
-    _BUILDERS[kind] = build
-
-
-def unregister_kind(kind: str) -> None:
-    """Remove a kind added by :func:`register_kind` (tests; the keys it added stay in the schema)."""
-    KINDS.pop(kind, None)
-    _BUILDERS.pop(kind, None)
-
-
-def _region(v: Mapping[str, Any]) -> Mechanism:
-    if (v["vertices"] is None) == (v["constraints"] is None):
-        raise ParameterError("give exactly one of 'vertices' and 'constraints'")
-    return RegionMechanism(PrivacyRegion.from_vertices(v["vertices"]) if v["vertices"] is not None
-                           else PrivacyRegion.from_constraints(v["constraints"]))
-
-
-register_kind("dp", lambda v: DPMechanism(v["constraints"]), needed=("constraints",))
-register_kind("pure", lambda v: pure(v["epsilon"]), needed=("epsilon",))
-register_kind("gaussian", lambda v: GaussianMechanism(v["sigma"], v["sensitivity"]), needed=("sigma",),
-              optional=("sensitivity",))
-register_kind("laplace", lambda v: LaplaceMechanism(v["scale"], v["sensitivity"]), needed=("scale",),
-              optional=("sensitivity",))
-register_kind("randomized_response", lambda v: randomized_response(v["categories"], v["epsilon"]),
-              needed=("categories", "epsilon"))
-register_kind("finite", lambda v: FiniteMechanism.from_pair(v["p"], v["q"]), needed=("p", "q"))
-register_kind("region", _region, optional=("vertices", "constraints"))
-
-
-def _subsampled(v: Mapping[str, Any]) -> Mechanism:
-    inner, times = mechanism_from_entry(v["mechanism"], source="the table", where="mechanism")
-    if times != 1:
-        raise ParameterError(f"mechanism.times={times}: the subsampled mechanism's table has no count "
-                             "(give times on the subsampled entry)")
-    return subsampled(inner, v["rate"], v["scheme"], v["relation"])
-
-
-register_kind("subsampled", _subsampled, needed=("rate", "mechanism"), optional=("scheme", "relation"))
 register_kind("dpsgd", lambda v: dpsgd_mechanism(v["noise_multiplier"], v["sampling_rate"],
                                                  batch_size=v["batch_size"], dataset_size=v["dataset_size"]),
               needed=("noise_multiplier",), optional=("sampling_rate", "batch_size", "dataset_size", "steps",
-                                                      "epochs"))
-
-
-def mechanism_from_entry(entry: Mapping[str, Any], *, source: str = "workload",
-                         where: str = "mechanism[0]") -> tuple[Mechanism, int]:
-    """One ``[[mechanism]]`` table as ``(mechanism, times)``; errors name the source, entry and key.
-
-    Examples
-    --------
-    >>> from lpdp.workload import mechanism_from_entry
-    >>> mechanism_from_entry({"kind": "gaussian", "sigma": 3.0, "times": 50})
-    (GaussianMechanism(sigma=3.0, sensitivity=1.0), 50)
-    """
-    if not isinstance(entry, Mapping):
-        raise ScenarioError(f"{source}: {where} = {entry!r} must be a table")
-    kind = entry.get("kind")
-    if not isinstance(kind, str) or kind not in KINDS:
-        raise ScenarioError(f"{source}: {where}.kind = {kind!r} must be one of {', '.join(KINDS)}")
-    needed, optional = KINDS[kind]
-    for key in entry:
-        if key not in ("kind", "times", *needed, *optional):
-            allowed = ", ".join(("times", *needed, *optional))
-            raise ScenarioError(f"{source}: key '{where}.{key}' is not used by kind {kind!r} "
-                                f"(its keys: {allowed})")
-    for key in needed:
-        if key not in entry:
-            raise ScenarioError(f"{source}: missing required key '{where}.{key}' ({MECHANISM[key].doc})")
-    values = validate(entry, MECHANISM, source=source, prefix=f"{where}.")
-    try:
-        mech = _BUILDERS[kind](values)
-        if kind == "dpsgd":
-            if "times" in entry:
-                raise ParameterError("times: a dpsgd entry counts steps (give steps or epochs)")
-            times = dpsgd_steps(mech.rate, values["steps"], values["epochs"])
-        else:
-            times = check_int(values["times"], "times", 0)
-    except LpdpError as exc:
-        raise ScenarioError(f"{source}: {where} ({kind}): {exc}") from None
-    return mech, times
+                                                      "epochs"),
+              fields={
+                  "noise_multiplier": Field("float", "dpsgd: noise standard deviation over the clipping "
+                                            "norm"),
+                  "sampling_rate": Field("float", "dpsgd: Poisson sampling rate, in (0, 1]"),
+                  "batch_size": Field("int", "dpsgd: expected batch size (with dataset_size)"),
+                  "dataset_size": Field("int", "dpsgd: number of examples (with batch_size)"),
+                  "steps": Field("int", "dpsgd: number of steps"),
+                  "epochs": Field("float", "dpsgd: number of epochs (steps = ceil(epochs / rate))"),
+              }, count=_dpsgd_steps)
 
 
 #: Estimated operations to validate and build one distinct entry (a DP region is built at once, ~2 ms),

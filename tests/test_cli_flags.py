@@ -123,7 +123,7 @@ def test_several_mechanism_flags_in_a_filter_are_a_workload(capsys):
     assert main(["filter", "params", "--gaussian", "2", "--pure", "0.5", *FILTER]) == 2
     assert "--rounds iid" in capsys.readouterr().err
     mix = _json(capsys, "filter", "params", "--gaussian", "2x3", "--pure", "0.5", "--rounds", "iid", *FILTER)
-    assert mix["mechanism"]["type"] == "mixture"
+    assert mix["mechanism"]["kind"] == "mixture"
     assert main(["filter", "params", "--gaussian", "2x3", *FILTER]) == 2
     assert "only with --rounds" in capsys.readouterr().err
 

@@ -154,8 +154,8 @@ def test_round_trip_through_dict():
     (lambda: GaussianMechanism(1.0).loss_quantile(1.5, 0.0, 1.0), r"a=1\.5: must be in \[0, 1\]"),
     (lambda: Request("q", {0: 1})(5), r"request 'q': no input for database 5"),
     (lambda: randomized_response(2, 1.0).log_density(7, 0), r"output 7: not one of"),
-    (lambda: mechanism_from_dict({"type": "sampled", "name": "s"}), r"mechanism 's'"),
-    (lambda: mechanism_from_dict({"type": "nope"}), r"type='nope'"),
+    (lambda: mechanism_from_dict({"kind": "sampled", "name": "s"}), r"mechanism 's'"),
+    (lambda: mechanism_from_dict({"kind": "nope"}), r"kind = 'nope' must be one of"),
     (lambda: SampledMechanism(None, None, name="s", confidence=1.0), r"confidence=1\.0"),
 ])
 def test_bad_parameters_are_named(make, match):

@@ -200,7 +200,7 @@ def test_cli_simulate_a_mix(tmp_path, capsys):
     assert {"survival", "expected_T", "method", "baselines", "expected_releases", "monte_carlo"} <= set(out)
     mc = out["monte_carlo"]
     assert abs(mc["expected_T"] - out["expected_T"]) <= 4 * mc["expected_T_stderr"] + 0.05
-    assert out["mechanism"]["type"] == "mixture"
+    assert out["mechanism"]["kind"] == "mixture"
 
 
 @pytest.mark.parametrize("argv, match", [

@@ -34,6 +34,13 @@ CHANGED: dict[str, str] = {
        "randomized response is written as its parameters ({type: randomized_response, categories: 4, "
        "epsilon: 0.7}), not as its rounded table: the table rebuilt from JSON was a different mechanism"
        for extra in ("", " --trajectories 0")},
+    **{f"{path}.mechanism.type": "a mechanism is written in the one data form, the workload's "
+       "[[mechanism]] table: kind = 'gaussian' (read by the workload parser), not type = 'gaussian'; the "
+       "other keys are unchanged"
+       for path in ("lpdp filter params --delta 1e-3 --max-steps 48 --gaussian-sigma 2 --epsilon 6 --json",
+                    "lpdp filter audit --gaussian-sigma 2 --epsilon 6 --delta 1e-3 --max-steps 48 --filter "
+                    "realisation --json",
+                    "figure_filter_gaussian.comparisons[0]", "figure_filter_gaussian.comparisons[1]")},
     "README.md#3": "a certified bracket printed as text: the one-sided engine (connect-the-dots upper side, "
                    "merged-cell lower side) gives [22.98825, 22.98862] at 1e-3 and [29.68193, 29.68241] at "
                    "1e-6, inside the pinned [22.98708, 22.98983] and [29.68059, 29.68385]",

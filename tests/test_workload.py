@@ -16,8 +16,21 @@ from scipy import stats
 
 from lpdp.cli import main
 from lpdp.errors import ScenarioError
-from lpdp.mechanisms import DPMechanism, FiniteMechanism, randomized_response
-from lpdp.workload import load, parse
+from lpdp.mechanisms import (
+    DPMechanism,
+    FiniteMechanism,
+    GaussianMechanism,
+    LaplaceMechanism,
+    MixtureMechanism,
+    RegionMechanism,
+    binary_erasure,
+    mechanism_from_dict,
+    pure,
+    randomized_response,
+    subsampled,
+)
+from lpdp.region import PrivacyRegion
+from lpdp.workload import KINDS, load, parse
 from tests.test_accountant import product_delta
 
 ISSUE_TOML = """
@@ -162,7 +175,7 @@ def test_summary_rounds_toward_the_safe_side(tmp_path, capsys):
     ('[[mechanism]]\nkind = "laplace"\n', r"missing required key 'mechanism\[0\]\.scale'"),
     ('[[mechanism]]\nkind = "gaussian"\nsigma = -1\n', r"mechanism\[0\] \(gaussian\): sigma=-1"),
     ('[[mechanism]]\nkind = "pure"\nepsilon = 1\ntimes = -2\n', r"times=-2"),
-    ('[[mechanism]]\nkind = "region"\n', r"exactly one of 'vertices' and 'constraints'"),
+    ('[[mechanism]]\nkind = "region"\n', r"exactly one of 'vertices', 'constraints' and 'losses'"),
     ('[[mechanism]]\nkind = "finite"\np = [0.5, 0.5]\nq = [0.2]\n', r"table\[1\]=\[0\.2\]: must sum to 1"),
     ("budget = 3\n", r"non-empty list of \[\[mechanism\]\]"),
     ("[[mechanism\n", r"not valid TOML"),
@@ -219,3 +232,28 @@ def test_plot_and_profile_for_every_route(tmp_path, argv):
     curve = profile(g, points=50)
     assert np.all(curve.lower <= curve.upper) and np.all(np.diff(curve.upper) <= 0)
     assert curve.upper[-1] <= 1e-12 * (1 + 1e-9)
+
+
+def test_every_mechanism_writes_the_workload_table_and_old_type_tables_still_read():
+    """One data form: ``to_dict`` is a ``[[mechanism]]`` table the workload parser reads back (the same
+    mechanism: equal, or the same region); a ``type`` table of the older form is read with a note."""
+    region = PrivacyRegion.from_pair([0.6, 0.3, 0.1, 0.0], [0.0, 0.2, 0.5, 0.3])
+    mechs = [GaussianMechanism(2.0, 3.0), LaplaceMechanism(0.5), randomized_response(3, 1.0),
+             binary_erasure(0.25), DPMechanism([(1.0, 1e-6), (0.3, 0.01)]), RegionMechanism(region),
+             FiniteMechanism.from_pair([0.5, 0.5], [0.2, 0.8]), subsampled(randomized_response(3, 1.0), 0.25),
+             MixtureMechanism([(GaussianMechanism(1.0), None), (pure(1.0), None)], [1, 2])]
+    for m in mechs:
+        table = m.to_dict()
+        assert "type" not in table and table["kind"] in KINDS
+        (back, times), = parse({"mechanism": [{**table, "times": 4}]})
+        assert back == m and times == 4
+    old = {"type": "region", "losses": region.losses.tolist(), "log_p": region.log_p.tolist(),
+           "log_q": region.log_q.tolist(), "log_p_inf": region.log_p_inf, "log_q_ninf": region.log_q_ninf}
+    with pytest.warns(FutureWarning, match="'type' table"):
+        back = mechanism_from_dict(old)
+    assert np.allclose(back.region().delta([0.0, 0.5]), region.delta([0.0, 0.5]), rtol=1e-12, atol=0)
+    with pytest.warns(FutureWarning):
+        mix = mechanism_from_dict({"type": "mixture", "weights": [1.0, 1.0], "steps": [
+            {"mechanism": {"type": "gaussian", "sigma": 1.0, "sensitivity": 1.0}, "request": None},
+            {"mechanism": {"type": "dp", "constraints": [[1.0, 0.0]]}, "request": None}]})
+    assert mix == MixtureMechanism([(GaussianMechanism(1.0), None), (pure(1.0), None)], [1, 1])

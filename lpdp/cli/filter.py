@@ -14,6 +14,7 @@ from lpdp.cli.flags import MECHANISM_FLAGS, add_mechanism_flags, canonical, pars
 from lpdp.display import format_upper
 from lpdp.errors import ParameterError
 from lpdp.filters.registry import ROUNDS
+from lpdp.mechanisms import step_to_dict
 
 #: The realisation-level filter's old CLI name, kept as an alias.
 ALIASES = {"paper": "realisation"}
@@ -104,7 +105,7 @@ def _mechanism(args: argparse.Namespace, *, required: bool) -> Any:
 def _sigma(mech: Any) -> dict[str, float]:
     """``{"sigma": σ}`` for a Gaussian mechanism (the JSON output names it), else nothing."""
     d = mech.to_dict()
-    return {"sigma": d["sigma"]} if d.get("type") == "gaussian" else {}
+    return {"sigma": d["sigma"]} if d.get("kind") == "gaussian" else {}
 
 
 #: The neighbouring pair of the databases a workload's steps map to (lpdp.filters.workload_steps).
@@ -127,8 +128,7 @@ def _cycle(args: argparse.Namespace) -> list[Any] | None:
 
 
 def _steps_data(steps: list[Any]) -> dict[str, Any]:
-    return {"rounds": "cyclic", "steps": [{"mechanism": m.to_dict(), "request": r.to_dict()}
-                                          for m, r in steps]}
+    return {"rounds": "cyclic", "steps": [step_to_dict(s) for s in steps]}
 
 
 def _common(p: argparse.ArgumentParser, *, epsilon_required: bool) -> None:

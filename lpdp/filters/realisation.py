@@ -24,7 +24,7 @@ from lpdp._version import __version__
 from lpdp.errors import BudgetExhaustedError, LpdpError, ParameterError
 from lpdp.export import atomic_write
 from lpdp.filters.params import check_budget
-from lpdp.mechanisms import Mechanism, Request, Step, mechanism_from_dict, request_input
+from lpdp.mechanisms import Mechanism, Request, Step, request_input, step_from_dict, step_to_dict
 
 __all__ = [
     "Filter",
@@ -350,9 +350,7 @@ class Filter(ABC):
     def transcript(self) -> dict[str, Any]:
         """Plain data: configuration, every granted step (mechanism, request, next, output) and the
         refused step, if any, with the lpdp version."""
-        def step(s: Step) -> dict[str, Any]:
-            return {"mechanism": s[0].to_dict(), "request": None if s[1] is None else s[1].to_dict()}
-
+        step = step_to_dict
         steps = [{**step(cur), "next": None if nxt is None else [step(s) for s in nxt], "output": y}
                  for cur, nxt, y in self._log]
         return {"filter": type(self).__name__, "config": self.config(),
@@ -379,8 +377,8 @@ class Filter(ABC):
             raise LpdpError(f"transcript of a {found!r}, not a {cls.__name__}")
 
         def step(d: Mapping[str, Any]) -> Step:
-            req = None if d["request"] is None else Request.from_dict(d["request"])
-            return mechanism_from_dict(d["mechanism"], mechanisms), req
+            return step_from_dict({k: d[k] for k in ("mechanism", "request")}, mechanisms,
+                                  source="transcript")
 
         try:
             pairs = [tuple(_key(x) for x in p) for p in transcript["pairs"]]

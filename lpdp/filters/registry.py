@@ -176,10 +176,10 @@ def _workload(path: str | Path) -> tuple[list[tuple[Mechanism, int]], str]:
 
 
 def load_mechanism(path: str | Path, *, rounds: Rounds | None = None) -> Mechanism:
-    """Read the mechanism of i.i.d. rounds from a JSON or TOML file: the plain data of
-    :meth:`~lpdp.mechanisms.Mechanism.to_dict` (``type = "finite"`` with ``table`` and ``outputs``,
-    ``"gaussian"``, ``"laplace"``, ``"dp"``, ``"region"``, ``"mixture"``), or a workload file of
-    :mod:`lpdp.workload` (``[[mechanism]]`` tables). A workload of one mechanism (however many entries)
+    """Read the mechanism of i.i.d. rounds from a JSON or TOML workload file of :mod:`lpdp.workload`
+    (``[[mechanism]]`` tables, the form :meth:`~lpdp.mechanisms.Mechanism.to_dict` writes), or from one
+    such table at the top level (``kind = ...``; the older ``type = ...`` tables are read with a one-line
+    note). A workload of one mechanism (however many entries)
     is that mechanism; a workload of several needs ``rounds="iid"``: each round runs entry ``i`` with
     probability ``times_i / Σ times``, on its worst-case pair (:func:`workload_steps`), and releases which
     entry ran (:func:`lpdp.mechanisms.mixture`). For a cyclic sequence use :func:`load_cycle`.
@@ -200,14 +200,8 @@ def load_mechanism(path: str | Path, *, rounds: Rounds | None = None) -> Mechani
         raise ParameterError(f"rounds={rounds!r}: must be one of {', '.join(ROUNDS)}")
     data = workload.read(path)
     source = f"--mechanism {str(path)!r}"
-    if "type" in data:
-        try:
-            return mechanism_from_dict(data)
-        except (KeyError, TypeError, ValueError) as exc:
-            if isinstance(exc, ParameterError):
-                raise
-            raise ParameterError(f"{source}: malformed {data['type']!r} mechanism "
-                                 f"({type(exc).__name__}: {exc})") from None
+    if "kind" in data or "type" in data:
+        return mechanism_from_dict(data, source=source)
     return workload_mechanism(workload.parse(data, source=source), rounds=rounds, source=source)
 
 

@@ -30,7 +30,7 @@ from lpdp.filters.baselines import (
 from lpdp.filters.params import FilterParameters, optimal_parameters
 from lpdp.filters.realisation import RealisationFilter, Step, StoppingRule
 from lpdp.filters.registry import build_filter, capped, filter_kinds
-from lpdp.mechanisms import Mechanism, Request
+from lpdp.mechanisms import Mechanism, Request, step_to_dict
 
 __all__ = ["SurvivalCurve", "survival", "Comparison", "comparison", "check_cost"]
 
@@ -156,8 +156,7 @@ class Comparison:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for JSON output."""
-        cycle = {"steps": [{"mechanism": m.to_dict(), "request": None if r is None else r.to_dict()}
-                           for m, r in self.steps]} if self.steps else {}
+        cycle = {"steps": [step_to_dict(s) for s in self.steps]} if self.steps else {}
         return {"mechanism": None if self.mechanism is None else self.mechanism.to_dict(), **cycle,
                 "epsilon": self.epsilon, "delta": self.delta,
                 "max_steps": self.max_steps, "delta_tilde": self.parameters.delta_tilde,

@@ -37,12 +37,14 @@ Layout: :mod:`~lpdp.mechanisms.base` (the protocol, requests), one module per fa
 (:mod:`~lpdp.mechanisms.gaussian`, :mod:`~lpdp.mechanisms.laplace`, :mod:`~lpdp.mechanisms.finite`,
 :mod:`~lpdp.mechanisms.tradeoff`, :mod:`~lpdp.mechanisms.sampled`, :mod:`~lpdp.mechanisms.mixture`,
 :mod:`~lpdp.mechanisms.subsampled`) and
-:mod:`~lpdp.mechanisms.registry` (plain data back to a mechanism).
+:mod:`~lpdp.mechanisms.registry` (the one data form: ``to_dict`` writes a ``[[mechanism]]`` table,
+``kind = ...``, which workload files, filter mechanism files, transcripts and JSON output share;
+:func:`mechanism_from_entry` reads it, :func:`register_kind` adds a kind).
 """
 
 from __future__ import annotations
 
-from lpdp.mechanisms.base import Mechanism, Request, Step, pair_increments, request_input
+from lpdp.mechanisms.base import Mechanism, Request, Step, pair_increments, request_input, step_to_dict
 from lpdp.mechanisms.finite import (
     DPMechanism,
     FiniteMechanism,
@@ -54,7 +56,15 @@ from lpdp.mechanisms.finite import (
 from lpdp.mechanisms.gaussian import GaussianMechanism
 from lpdp.mechanisms.laplace import LaplaceMechanism
 from lpdp.mechanisms.mixture import MixtureMechanism, mixture
-from lpdp.mechanisms.registry import mechanism_from_dict
+from lpdp.mechanisms.registry import (
+    KINDS,
+    MECHANISM,
+    mechanism_from_dict,
+    mechanism_from_entry,
+    register_kind,
+    step_from_dict,
+    unregister_kind,
+)
 from lpdp.mechanisms.sampled import SampledMechanism
 from lpdp.mechanisms.subsampled import SubsampledMechanism, subsampled
 from lpdp.mechanisms.tradeoff import TradeoffMechanism
@@ -77,6 +87,13 @@ __all__ = [
     "pure",
     "binary_erasure",
     "mechanism_from_dict",
+    "mechanism_from_entry",
+    "register_kind",
+    "unregister_kind",
+    "KINDS",
+    "MECHANISM",
+    "step_to_dict",
+    "step_from_dict",
     "pair_increments",
     "Step",
     "request_input",

@@ -17,8 +17,8 @@ from lpdp.pld import LossLaw
 from lpdp.region import PrivacyRegion
 from lpdp.tradeoff import TradeoffFunction
 
-__all__ = ["Mechanism", "Request", "Step", "request_input", "pair_increments", "check_distance",
-           "check_level", "hashable", "round_up_ulps"]
+__all__ = ["Mechanism", "Request", "Step", "request_input", "step_to_dict", "pair_increments",
+           "check_distance", "check_level", "hashable", "round_up_ulps"]
 
 #: Neighbouring input pairs, as the filters' requests map them: ``[(value, other), ...]``.
 Inputs = Sequence[tuple[Any, Any]]
@@ -110,7 +110,8 @@ class Mechanism(ABC):
 
     @abstractmethod
     def to_dict(self) -> dict[str, Any]:
-        """Plain data from which :func:`mechanism_from_dict` rebuilds the mechanism."""
+        """Plain data from which :func:`mechanism_from_dict` rebuilds the mechanism: a ``[[mechanism]]``
+        table of :mod:`lpdp.mechanisms.registry` (``{"kind": ..., its keys}``, without ``times``)."""
 
     # ------------------------------------------------------------------ accountant face
     @property
@@ -227,14 +228,14 @@ class Mechanism(ABC):
     def label(self) -> str:
         """A short name for messages (never a whole probability table)."""
         d = self.to_dict()
-        kind = d.get("type")
+        kind = d.get("kind")
         if kind == "finite":
             return f"a finite mechanism ({len(d['table'])} inputs, {len(d['outputs'])} outputs)"
         if kind in ("gaussian", "laplace"):
             scale = "sigma" if kind == "gaussian" else "scale"
             return f"the {kind} mechanism ({scale}={d[scale]:g}, sensitivity={d['sensitivity']:g})"
         if kind == "mixture":
-            return f"a mixture of {len(d['steps'])} mechanisms"
+            return f"a mixture of {len(d['components'])} mechanisms"
         return f"the {kind} mechanism {d.get('name', '')!r}".replace(" ''", "")
 
 
@@ -293,6 +294,20 @@ def hashable(x: Any) -> Hashable:
 #: One step of a filter's rounds: a mechanism and the request giving its input (``None``: the database
 #: itself is the input).
 Step = tuple[Mechanism, Request | None]
+
+
+def step_to_dict(step: Step) -> dict[str, Any]:
+    """Plain data of a step ``(mechanism, request)``: ``{"mechanism": its table, "request": ...}``
+    (:func:`lpdp.mechanisms.step_from_dict` inverts it).
+
+    Examples
+    --------
+    >>> from lpdp.mechanisms import pure
+    >>> step_to_dict((pure(1.0), None))
+    {'mechanism': {'kind': 'dp', 'constraints': [[1.0, 0.0]]}, 'request': None}
+    """
+    mech, request = step
+    return {"mechanism": mech.to_dict(), "request": None if request is None else request.to_dict()}
 
 
 def request_input(request: Request | None, database: Any) -> Any:

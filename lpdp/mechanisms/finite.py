@@ -213,7 +213,7 @@ class FiniteMechanism(Mechanism):
         return best
 
     def to_dict(self) -> dict[str, Any]:
-        out = {"type": "finite", "table": [[v, list(p)] for v, p in self.table],
+        out = {"kind": "finite", "table": [[v, list(p)] for v, p in self.table],
                "outputs": list(self.outputs)}
         if self._pair is not None and len(self.table) > 2:
             out["pair"] = list(self._pair)
@@ -352,7 +352,7 @@ class RandomizedResponse(FiniteMechanism):
 
     def to_dict(self) -> dict[str, Any]:
         """Its parameters (the table is rebuilt from them, in log space)."""
-        return {"type": "randomized_response", "categories": self.categories, "epsilon": self.epsilon}
+        return {"kind": "randomized_response", "categories": self.categories, "epsilon": self.epsilon}
 
     @property
     def label(self) -> str:
@@ -428,10 +428,6 @@ def binary_erasure(p: float) -> FiniteMechanism:
     return FiniteMechanism({0: [p, 0.0, 1.0 - p], 1: [0.0, p, 1.0 - p]}, outputs=(0, 1, "?"))
 
 
-def _log_or_none(x: float) -> float | None:
-    return None if x == -math.inf else float(x)
-
-
 class RegionMechanism(FiniteMechanism):
     """The mechanism of any :class:`~lpdp.PrivacyRegion`: its finite dominating pair.
 
@@ -473,9 +469,12 @@ class RegionMechanism(FiniteMechanism):
 
     def to_dict(self) -> dict[str, Any]:
         r = self._region
-        return {"type": "region", "losses": r.losses.tolist(), "log_p": r.log_p.tolist(),
-                "log_q": r.log_q.tolist(), "log_p_inf": _log_or_none(r.log_p_inf),
-                "log_q_ninf": _log_or_none(r.log_q_ninf)}
+        out = {"kind": "region", "losses": r.losses.tolist(), "log_p": r.log_p.tolist(),
+               "log_q": r.log_q.tolist()}
+        for key in ("log_p_inf", "log_q_ninf"):     # no mass (-inf) is the default
+            if getattr(r, key) > -math.inf:
+                out[key] = float(getattr(r, key))
+        return out
 
     def pair_region(self, value: Any, other: Any) -> PrivacyRegion:
         """The region itself for its own pair ``(0, 1)`` (exact log masses), else from the rows."""
@@ -529,7 +528,7 @@ class DPMechanism(RegionMechanism):
         return len(self.constraints) == 1 and self.constraints[0][1] == 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        return {"type": "dp", "constraints": [list(c) for c in self.constraints]}
+        return {"kind": "dp", "constraints": [list(c) for c in self.constraints]}
 
     def dp_constraints(self) -> tuple[tuple[float, float], ...]:
         return self.constraints

@@ -93,7 +93,7 @@ class GaussianMechanism(Mechanism):
         return _gaussian_quantile(check_level(a), self._mu(value, other))
 
     def to_dict(self) -> dict[str, Any]:
-        return {"type": "gaussian", "sigma": self.sigma, "sensitivity": self.sensitivity}
+        return {"kind": "gaussian", "sigma": self.sigma, "sensitivity": self.sensitivity}
 
     def tradeoff(self) -> TradeoffFunction:
         """``G_μ`` with ``μ = sensitivity/σ`` (Dong, Roth and Su, 2022, Theorem 2.7)."""

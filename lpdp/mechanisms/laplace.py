@@ -71,7 +71,7 @@ class LaplaceMechanism(Mechanism):
         return r + 2.0 * math.log(2.0 * (1.0 - a))
 
     def to_dict(self) -> dict[str, Any]:
-        return {"type": "laplace", "scale": self.scale, "sensitivity": self.sensitivity}
+        return {"kind": "laplace", "scale": self.scale, "sensitivity": self.sensitivity}
 
     def tradeoff(self) -> TradeoffFunction:
         """The exact Laplace trade-off function with ``ε = sensitivity/scale`` (Dong, Roth and Su)."""

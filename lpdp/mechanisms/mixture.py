@@ -11,7 +11,16 @@ import numpy as np
 from lpdp import _special as special
 from lpdp._validate import check_positive
 from lpdp.errors import ParameterError
-from lpdp.mechanisms.base import Inputs, Mechanism, Request, Step, check_level, request_input, round_up_ulps
+from lpdp.mechanisms.base import (
+    Inputs,
+    Mechanism,
+    Request,
+    Step,
+    check_level,
+    request_input,
+    round_up_ulps,
+    step_to_dict,
+)
 from lpdp.mechanisms.finite import FiniteMechanism
 from lpdp.pld import LossLaw
 from lpdp.pld import mixture as mixture_law
@@ -216,9 +225,8 @@ class MixtureMechanism(Mechanism):
         return self
 
     def to_dict(self) -> dict[str, Any]:
-        return {"type": "mixture", "weights": list(self.weights),
-                "steps": [{"mechanism": m.to_dict(), "request": None if r is None else r.to_dict()}
-                          for m, r in self.steps]}
+        return {"kind": "mixture", "weights": list(self.weights),
+                "components": [step_to_dict(s) for s in self.steps]}
 
 
 def mixture(steps: Sequence[tuple[Mechanism, Request | None]], weights: Sequence[float]) -> Mechanism:

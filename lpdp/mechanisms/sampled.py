@@ -100,5 +100,5 @@ class SampledMechanism(Mechanism):
         return math.inf if j < 0 else float(loss[min(j, n - 1)])
 
     def to_dict(self) -> dict[str, Any]:
-        return {"type": "sampled", "name": self.name}
+        return {"kind": "sampled", "name": self.name}
 

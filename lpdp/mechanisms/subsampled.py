@@ -528,8 +528,11 @@ class SubsampledMechanism(Mechanism):
 
     # ------------------------------------------------------------------ data face
     def to_dict(self) -> dict[str, Any]:
-        return {"type": "subsampled", "mechanism": self.mechanism.to_dict(), "rate": self.rate,
-                "scheme": self._scheme, "relation": self._relation}
+        out = {"kind": "subsampled", "mechanism": self.mechanism.to_dict(), "rate": self.rate,
+               "scheme": self._scheme}
+        if self._relation is not None:
+            out["relation"] = self._relation
+        return out
 
 
 def subsampled(mechanism: Mechanism, rate: float, scheme: str = "poisson",

@@ -88,4 +88,4 @@ class TradeoffMechanism(Mechanism):
         raise self._no_sampler()
 
     def to_dict(self) -> dict[str, Any]:
-        return {"type": "tradeoff", "name": self.f.name}
+        return {"kind": "tradeoff", "name": self.f.name}
