@@ -37,7 +37,6 @@ of one mechanism next to a fixed workload).
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -47,7 +46,7 @@ from lpdp._search import boundary, largest
 from lpdp._validate import check_delta, check_epsilon, check_int, check_probability
 from lpdp.accountant import Guarantee, route
 from lpdp.errors import ParameterError
-from lpdp.mechanisms import DPMechanism, GaussianMechanism, LaplaceMechanism, Mechanism, pure
+from lpdp.mechanisms import Mechanism
 from lpdp.tradeoff import MAX_MU, composed_mu, gaussian_delta
 
 __all__ = ["Calibration", "FREE", "FREE_VALUE", "search", "calibrate", "noise_factor", "split",
@@ -610,13 +609,9 @@ def calibrate(workload: Mapping[str, Any], epsilon: float, delta: float, *, rtol
 
 
 # ------------------------------------------------------------------------ several parameters together
-#: The noise scale of each noise-adding mechanism, by class (:func:`noise_factor` multiplies it).
-_NOISE_KEYS: dict[type[Mechanism], str] = {GaussianMechanism: "sigma", LaplaceMechanism: "scale"}
-
-
 def _scaled(m: Mechanism, factor: float) -> Mechanism:
-    key = _NOISE_KEYS.get(type(m))
-    return m if key is None else dataclasses.replace(m, **{key: getattr(m, key) * factor})
+    scaled = m.noise_scaled(factor)
+    return m if scaled is None else scaled
 
 
 def noise_factor(parts: Sequence[tuple[Mechanism, int]], epsilon: float, delta: float, *,
@@ -635,7 +630,7 @@ def noise_factor(parts: Sequence[tuple[Mechanism, int]], epsilon: float, delta: 
     70.5339
     """
     base = list(parts)
-    if not any(type(m) in _NOISE_KEYS for m, _ in base):
+    if all(m.noise_scaled(1.0) is None for m, _ in base):
         raise ParameterError("noise_factor: the workload has no noise scale (no gaussian or laplace "
                              "mechanism) to scale")
     return search(lambda c: [(_scaled(m, c), k) for m, k in base], epsilon, delta, parameter="noise_factor",
@@ -645,12 +640,9 @@ def noise_factor(parts: Sequence[tuple[Mechanism, int]], epsilon: float, delta: 
 def _budget_unit(m: Mechanism) -> tuple[str, Callable[[float], Mechanism]]:
     """A mechanism's additive budget and how to rebuild it from a budget ``b``: ε0 for pure and Laplace
     (``Δ/scale``), ``μ² = (Δ/σ)²`` for a Gaussian (what composition adds)."""
-    if isinstance(m, GaussianMechanism):
-        return "mu^2", lambda b: GaussianMechanism(m.sensitivity / math.sqrt(b), m.sensitivity)
-    if isinstance(m, LaplaceMechanism):
-        return "epsilon0", lambda b: LaplaceMechanism(m.sensitivity / b, m.sensitivity)
-    if isinstance(m, DPMechanism) and m.is_pure:
-        return "epsilon0", pure
+    unit = m.additive_budget()
+    if unit is not None:
+        return unit
     raise ParameterError(f"split: {m!r} has no budget to split (gaussian, laplace or pure)")
 
 

@@ -39,29 +39,38 @@ def _names(node: ast.AST) -> set[str]:
             if isinstance(n, ast.Name | ast.Attribute)}
 
 
-#: Files of other owners that still check a mechanism's class (to move into faces there).
-TYPE_CHECKS_LEFT = {"calibrate.py"}
+def _type_checks(tree: ast.AST, concrete: set[str]) -> list[tuple[int, list[str]]]:
+    """``isinstance``/``issubclass`` on a concrete mechanism class, and ``type(x)`` compared with (``is``,
+    ``==``, ``in``) an expression naming one."""
+    out = []
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id in ("isinstance", "issubclass") and len(node.args) == 2):
+            hit = _names(node.args[1]) & concrete
+        elif isinstance(node, ast.Compare) and any(
+                isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "type"
+                for n in (node.left, *node.comparators)):
+            hit = set().union(*(_names(n) for n in (node.left, *node.comparators))) & concrete
+        else:
+            continue
+        if hit:
+            out.append((node.lineno, sorted(hit)))
+    return out
 
 
 def test_no_type_checks_on_concrete_mechanisms_outside_their_package():
     concrete = _concrete_mechanisms()
     assert {"GaussianMechanism", "FiniteMechanism", "DPMechanism", "MixtureMechanism"} <= concrete
-    found = []
-    for path, tree in _modules(skip=("mechanisms/",)):
-        for node in ast.walk(tree):
-            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-                    and node.func.id in ("isinstance", "issubclass") and len(node.args) == 2):
-                hit = _names(node.args[1]) & concrete
-                if hit and path.relative_to(LPDP).as_posix() not in TYPE_CHECKS_LEFT:
-                    found.append(f"{path.relative_to(LPDP)}:{node.lineno} {sorted(hit)}")
-    assert not found, "ask the mechanism for a face instead:\n" + "\n".join(found)
+    found = [f"{path.relative_to(LPDP)}:{line} {hit}" for path, tree in _modules(skip=("mechanisms/",))
+             for line, hit in _type_checks(tree, concrete)]
+    assert not found, "ask the mechanism for a face (a declared capability) instead:\n" + "\n".join(found)
 
 
 def test_the_scan_can_fail():
-    tree = ast.parse("isinstance(m, (GaussianMechanism, int))\nisinstance(m, mech.FiniteMechanism | X)")
-    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
-    assert [sorted(_names(c.args[1]) & _concrete_mechanisms()) for c in calls] == [
-        ["GaussianMechanism"], ["FiniteMechanism"]]
+    tree = ast.parse("isinstance(m, (GaussianMechanism, int))\nisinstance(m, mech.FiniteMechanism | X)\n"
+                     "type(m) in {LaplaceMechanism: 1}\ntype(m) is int\n")
+    assert _type_checks(tree, _concrete_mechanisms()) == [
+        (1, ["GaussianMechanism"]), (2, ["FiniteMechanism"]), (3, ["LaplaceMechanism"])]
 
 
 def test_library_modules_do_not_import_the_shell():

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -87,6 +87,9 @@ class Mechanism(ABC):
     :meth:`round_epsilon` (the per-round (ε, δ) choices, the exact profile of one round), :meth:`renyi`
     (Rényi divergence ``D_α``), :meth:`zcdp_rho` (ρ-zCDP), and :meth:`pair_mechanism` (what the accountant
     composes for one pair, for the optimal classical composition).
+
+    **Calibration face** (:mod:`lpdp.calibrate`), declared: :meth:`noise_scaled` (the mechanism with its
+    noise scale multiplied) and :meth:`additive_budget` (its budget in a unit composition adds).
 
     **Data face**: :meth:`to_dict` (plain data; :func:`lpdp.mechanisms.mechanism_from_dict` inverts it),
     :attr:`label` (a short name for messages).
@@ -221,6 +224,18 @@ class Mechanism(ABC):
     def pair_mechanism(self, value: Any, other: Any) -> Mechanism | None:
         """The mechanism the accountant composes for the neighbouring inputs ``(value, other)``
         (``None``: the accountant cannot compose it)."""
+        return None
+
+    # ------------------------------------------------------------------ calibration face (declared)
+    def noise_scaled(self, factor: float) -> Mechanism | None:
+        """The mechanism with its noise scale multiplied by ``factor`` (:func:`lpdp.calibrate.noise_factor`);
+        ``None``: it has no noise scale."""
+        return None
+
+    def additive_budget(self) -> tuple[str, Callable[[float], Mechanism]] | None:
+        """The mechanism's budget in a unit that composition adds, and how to rebuild the mechanism from
+        a budget ``b`` (:func:`lpdp.calibrate.split`): ``("epsilon0", ...)`` for pure ε-DP, ``("mu^2", ...)``
+        for a Gaussian; ``None``: it has none."""
         return None
 
     # ------------------------------------------------------------------ data face

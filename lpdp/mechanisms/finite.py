@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -532,6 +532,10 @@ class DPMechanism(RegionMechanism):
 
     def dp_constraints(self) -> tuple[tuple[float, float], ...]:
         return self.constraints
+
+    def additive_budget(self) -> tuple[str, Callable[[float], Mechanism]] | None:
+        """ε0 of a pure ε-DP mechanism (composition adds it); ``None`` otherwise."""
+        return ("epsilon0", pure) if self.is_pure else None
 
 
 def pure(epsilon: float) -> DPMechanism:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -94,6 +94,13 @@ class GaussianMechanism(Mechanism):
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": "gaussian", "sigma": self.sigma, "sensitivity": self.sensitivity}
+
+    def noise_scaled(self, factor: float) -> GaussianMechanism:
+        return replace(self, sigma=self.sigma * factor)
+
+    def additive_budget(self) -> tuple[str, Callable[[float], Mechanism]]:
+        """``μ² = (Δ/σ)²``, which composition adds."""
+        return "mu^2", lambda b: GaussianMechanism(self.sensitivity / math.sqrt(b), self.sensitivity)
 
     def tradeoff(self) -> TradeoffFunction:
         """``G_μ`` with ``μ = sensitivity/σ`` (Dong, Roth and Su, 2022, Theorem 2.7)."""

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -69,6 +70,13 @@ class LaplaceMechanism(Mechanism):
         if a <= 0.5:
             return r
         return r + 2.0 * math.log(2.0 * (1.0 - a))
+
+    def noise_scaled(self, factor: float) -> LaplaceMechanism:
+        return replace(self, scale=self.scale * factor)
+
+    def additive_budget(self) -> tuple[str, Callable[[float], Mechanism]]:
+        """ε0 = Δ/scale, which composition adds."""
+        return "epsilon0", lambda b: LaplaceMechanism(self.sensitivity / b, self.sensitivity)
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": "laplace", "scale": self.scale, "sensitivity": self.sensitivity}
