@@ -15,7 +15,8 @@ The tables are the one data form of a mechanism (:meth:`~lpdp.mechanisms.Mechani
 them; their kinds and keys: :mod:`lpdp.mechanisms.registry`, whose :func:`register_kind` and
 :func:`mechanism_from_entry` this module re-exports). This module adds the kind ``dpsgd``:
 ``noise_multiplier``; ``sampling_rate`` or ``batch_size`` and ``dataset_size``; ``steps`` or ``epochs``
-(instead of ``times``).
+(instead of ``times``); optional ``scheme`` (``fixed_size``: ``batch_size`` out of ``dataset_size``
+without replacement, replace-one neighbours).
 
 :func:`report` turns a :class:`~lpdp.accountant.Guarantee` into the plain data that ``lpdp account`` and
 the ``account`` scenarios print, so both show the same numbers.
@@ -55,9 +56,10 @@ def _dpsgd_steps(v: Mapping[str, Any], mech: Mechanism) -> int:
 
 
 register_kind("dpsgd", lambda v: dpsgd_mechanism(v["noise_multiplier"], v["sampling_rate"],
-                                                 batch_size=v["batch_size"], dataset_size=v["dataset_size"]),
+                                                 batch_size=v["batch_size"], dataset_size=v["dataset_size"],
+                                                 scheme=v["scheme"]),
               needed=("noise_multiplier",), optional=("sampling_rate", "batch_size", "dataset_size", "steps",
-                                                      "epochs"),
+                                                      "epochs", "scheme"),
               fields={
                   "noise_multiplier": Field("float", "dpsgd: noise standard deviation over the clipping "
                                             "norm"),

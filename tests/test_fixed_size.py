@@ -202,3 +202,24 @@ def test_the_gaussian_composition_sits_below_dp_accountings_rdp_bound():
                                   ).guarantee()
     lo, hi = g.epsilon(1e-5)
     assert lo <= rdp.get_epsilon(1e-5) and lo <= hi
+
+
+def test_dpsgd_speaks_fixed_size_batches(tmp_path, capsys):
+    from lpdp.cli import main
+
+    acc = lpdp.dpsgd(1.0, batch_size=600, dataset_size=60000, epochs=2, scheme="fixed_size")
+    (m, k), = acc.parts
+    assert k == 200 and m.scheme == "fixed_size"
+    assert m.mechanism == lpdp.mechanisms.GaussianMechanism(1.0, 2.0)
+    with pytest.raises(ParameterError, match="sampling_rate=0.01: scheme='fixed_size'"):
+        lpdp.dpsgd(1.0, 0.01, 100, scheme="fixed_size")
+    with pytest.raises(ParameterError, match="batch_size=700: must be at most dataset_size=600"):
+        lpdp.dpsgd(1.0, batch_size=700, dataset_size=600, steps=3, scheme="fixed_size")
+    with pytest.raises(ParameterError, match="scheme='shuffling'"):
+        lpdp.dpsgd(1.0, batch_size=7, dataset_size=600, steps=3, scheme="shuffling")
+    w = tmp_path / "w.toml"
+    w.write_text('[[mechanism]]\nkind = "dpsgd"\nnoise_multiplier = 1.0\nbatch_size = 700\n'
+                 'dataset_size = 600\nsteps = 3\nscheme = "fixed_size"\n')
+    assert main(["account", str(w), "--for-delta", "1e-5"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "batch_size=700" in err

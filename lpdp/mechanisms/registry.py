@@ -22,12 +22,13 @@ Kinds and their keys (``times`` defaults to 1 everywhere):
                              ``log_p_inf``, ``log_q_ninf``)
 ``mixture``                  ``weights``, ``components`` (``{mechanism, request}`` tables)
 ``subsampled``               ``rate``, ``mechanism`` (a table of any other kind), optional ``scheme``
-                             (``poisson``) and ``relation`` (``add_remove``)
+                             (``poisson`` or ``fixed_size``) and ``relation`` (``add_remove``,
+                             ``replace_one``: the one that fits the scheme)
 ``sampled``, ``tradeoff``    ``name`` (rebuilt from the caller's ``named`` mechanisms only)
 ============================ ==================================================================
 
 :mod:`lpdp.workload` adds ``dpsgd`` (``noise_multiplier``; ``sampling_rate`` or ``batch_size`` and
-``dataset_size``; ``steps`` or ``epochs`` instead of ``times``).
+``dataset_size``; ``steps`` or ``epochs`` instead of ``times``; optional ``scheme``).
 """
 
 from __future__ import annotations
@@ -79,8 +80,10 @@ MECHANISM: dict[str, Field] = {
     "name": Field("str", "sampled, tradeoff: the name of a mechanism the caller supplies"),
     "rate": Field("float", "subsampled: probability that each record is in the subsample, in (0, 1]"),
     "mechanism": Field("table", "subsampled: the mechanism run on the subsample (a table with its kind)"),
-    "scheme": Field("str", "subsampled: the sampling scheme (poisson)", default="poisson"),
-    "relation": Field("str", "subsampled: the neighbouring relation (add_remove)"),
+    "scheme": Field("str", "subsampled, dpsgd: the sampling scheme (poisson, or fixed_size: batches drawn "
+                           "without replacement)", default="poisson"),
+    "relation": Field("str", "subsampled: the neighbouring relation (add_remove for poisson, replace_one "
+                             "for fixed_size)"),
 }
 
 #: For each kind: the keys it needs, and the optional ones it accepts (beyond ``kind`` and ``times``).
