@@ -13,8 +13,8 @@ exact:
   carries mass (k up to 10^6); ``G_μ`` (Dong, Roth and Su 2022, Corollary 2.13) with finite pairs
   (``Σ_a P_a δ_{G_μ}(ε - L_a)``);
 * **Laplace**: the privacy loss of ``Lap(0, b)`` against ``Lap(1, b)`` is ``+1/b`` with P-mass 1/2,
-  ``-1/b`` with mass ``e^{-1/b}/2`` and the density ``e^{l/2 - 1/(2b)}/4`` on ``(-1/b, 1/b)``; one run
-  in closed form, two runs by mpmath quadrature of the closed form against that density.
+  ``-1/b`` with mass ``e^{-1/b}/2`` and the density ``e^{l/2 - 1/(2b)}/4`` on ``(-1/b, 1/b)``; one and
+  two runs in closed form (two runs also by mpmath quadrature, as the closed form's check).
 
 Comparisons (:func:`unsafe_upper`, :func:`unsafe_lower`) have no tolerance on the unsafe side: a float
 is unsafe when it is on the wrong side of the reference by more than the reference's own error
@@ -350,14 +350,26 @@ def laplace_g1(a, t) -> mpmath.mpf:
 
 
 def laplace2_delta(a, t) -> mpmath.mpf:
-    """``E_P[(1 - e^{t - L1 - L2})_+]`` for two Laplace runs: atoms of the first run in closed form,
-    its density by quadrature (split at the kinks ``l = t ∓ a`` of the closed form)."""
-    a, t = mpf(a), mpf(t)
-    with MP.workdps(45):
+    """``E_P[(1 - e^{t - L1 - L2})_+]`` for two Laplace runs, in closed form at 120 digits.
+
+    One run's ``g1(s) = E_P[(1 - e^{s - L})_+]`` is ``1 - e^s`` for ``s < -a``, ``1 - e^{(s - a)/2}`` on
+    ``[-a, a)`` and 0 above (:func:`laplace_g1` piece by piece), so conditioning on the first run (atoms
+    ``±a``, density ``e^{x/2 - a/2}/4`` on ``(-a, a)``) leaves integrals of ``e^{±x/2}`` and constants:
+    ``∫_{x > t+a} e^{x/2 - a/2}/4 (1 - e^{t-x}) dx`` and ``∫_{t-a < x < t+a} e^{x/2 - a/2}/4
+    (1 - e^{(t-x-a)/2}) dx`` over ``(-a, a)``. tests/test_reference.py checks it against quadrature and
+    Monte Carlo."""
+    with MP.workdps(120):
+        a, t = mpf(a), mpf(t)
         out = laplace_g1(a, t - a) / 2 + MP.exp(-a) * laplace_g1(a, t + a) / 2
-        pts = sorted({-a, a, *(x for x in (t - a, t + a) if -a < x < a)})
-        out += MP.quad(lambda x: MP.exp(x / 2 - a / 2) / 4 * laplace_g1(a, t - x), pts)
-        return +out
+        integral = ZERO
+        u, v = max(-a, t + a), a                    # t - x < -a: g1 = 1 - e^{t-x}
+        if u < v:
+            integral += 2 * (MP.exp(v / 2) - MP.exp(u / 2)) \
+                + 2 * MP.exp(t) * (MP.exp(-v / 2) - MP.exp(-u / 2))
+        u, v = max(-a, t - a), min(a, t + a)        # -a <= t - x < a: g1 = 1 - e^{(t-x-a)/2}
+        if u < v:
+            integral += 2 * (MP.exp(v / 2) - MP.exp(u / 2)) - MP.exp((t - a) / 2) * (v - u)
+        return +(out + MP.exp(-a / 2) / 4 * integral)
 
 
 class Mixed:

@@ -1,6 +1,6 @@
 """The soundness suite's reference (tests/_reference.py) checked against other formulas: brute-force
 enumeration of products, the multinomial enumeration and binomial recurrence of tests/oracles.py, and
-Monte Carlo for the Laplace quadrature. None of these call lpdp."""
+quadrature and Monte Carlo for the two-run Laplace closed form. None of these call lpdp."""
 
 from __future__ import annotations
 
@@ -88,7 +88,26 @@ def test_gaussian_and_laplace_closed_forms():
         assert _close(R.laplace_g1(1 / R.mpf(b), e), laplace_delta_mp(b, [e])[0], rel=1e-40)
 
 
-def test_laplace_two_runs_quadrature_against_monte_carlo():
+def _laplace2_quadrature(a, t):
+    """``laplace2_delta`` by mpmath quadrature of ``laplace_g1`` against the first run's density
+    (split at the kinks ``l = t ∓ a``): the closed form's check (slow)."""
+    a, t = R.mpf(a), R.mpf(t)
+    with R.MP.workdps(45):
+        out = R.laplace_g1(a, t - a) / 2 + R.MP.exp(-a) * R.laplace_g1(a, t + a) / 2
+        pts = sorted({-a, a, *(x for x in (t - a, t + a) if -a < x < a)})
+        out += R.MP.quad(lambda x: R.MP.exp(x / 2 - a / 2) / 4 * R.laplace_g1(a, t - x), pts)
+        return +out
+
+
+@pytest.mark.parametrize("b", [0.25, 0.5, 1.0, 3.0])
+def test_laplace_two_runs_closed_form_against_quadrature(b):
+    a = 1 / R.mpf(b)
+    for t in (-3 * a, -2 * a, -1.5 * a, -a, -0.3 * a, 0.0, 0.2 * a, a, 1.7 * a, 1.999 * a, 2 * a, 2.5 * a):
+        t = float(t)
+        assert _close(R.laplace2_delta(a, t), _laplace2_quadrature(a, t), rel=1e-30)
+
+
+def test_laplace_two_runs_closed_form_against_monte_carlo():
     rng = np.random.default_rng(0)
     x = rng.laplace(0.0, 1.0, (2, 2_000_000))
     loss = (np.abs(x - 1) - np.abs(x)).sum(axis=0)

@@ -22,6 +22,7 @@ import functools
 import io
 import json
 import math
+import os
 import re
 
 import numpy as np
@@ -29,7 +30,7 @@ import pytest
 
 from lpdp import Accountant, PrivacyRegion, mix
 from lpdp.compose import double_dp, heterogeneous, homogeneous, multi
-from lpdp.errors import LpdpError
+from lpdp.errors import LpdpError, ParameterError
 from lpdp.mechanisms import (
     DPMechanism,
     FiniteMechanism,
@@ -107,6 +108,10 @@ class Run:
         self.bad += c.bad
 
     def check(self) -> None:
+        log = os.environ.get("LPDP_SOUNDNESS_LOG")      # every unsafe value, for reproducer lists
+        if log and self.bad:
+            with open(log, "a", encoding="utf-8") as fh:
+                fh.writelines(line + "\n" for line in self.bad)
         assert not self.bad, f"{len(self.bad)} unsafe values:\n" + "\n".join(self.bad[:40])
 
 
@@ -201,7 +206,7 @@ def _constraints_power(cons: tuple, k: int) -> R.Pair:
 def test_compose_homogeneous(profile):
     """Kairouz's composition, k up to 10^6 (closed form over the binomial window), δ down to 1e-300."""
     run = Run()
-    for seed in _seeds(profile, 150):
+    for seed in _seeds(profile, 250):
         rng = np.random.default_rng([1, seed])
         e0, d0 = _dp_pair(rng)
         if seed % 50 == 7:
@@ -226,7 +231,7 @@ def test_compose_homogeneous(profile):
 @pytest.mark.parametrize("profile", PROFILES)
 def test_compose_heterogeneous(profile):
     run = Run()
-    for seed in _seeds(profile, 100):
+    for seed in _seeds(profile, 150):
         rng = np.random.default_rng([2, seed])
         m = int(rng.integers(2, 5))
         eps_levels = [float(x) for x in rng.uniform(0.01, 3.0, m)]
@@ -248,10 +253,59 @@ def test_compose_heterogeneous(profile):
     run.check()
 
 
+@pytest.mark.parametrize("method", ["lattice"])
+@pytest.mark.parametrize("profile", PROFILES)
+def test_compose_double_dp(profile, method):
+    """Theorems 2-3 (the lattice) and the Remark 1 / Remark 2 baselines against the k-fold product of the
+    two constraints' dominating pair."""
+    run = Run()
+    for seed in _seeds(profile, 60):
+        rng = np.random.default_rng([3, seed])
+        first, second = _constraints(rng, 2)
+        k = int(rng.integers(1, 13))
+        ref = _constraints_power((first, second), k)
+        eps = _eps_points(rng, _pair_losses(ref))
+        targets = _targets(rng)
+        r = double_dp(first, second, k, method=method)
+        with run.case(f"compose.double_dp[{method}]", f"double_dp({first}, {second}, {k}, "
+                      f"method={method!r})") as c:
+            c.deltas(".delta", eps, r.delta(eps), ref)
+            for t in targets:
+                c.eps_upper(".epsilon", t, r.epsilon(t), ref)
+    run.check()
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_compose_max_k_within(profile):
+    """``max_k_within``: the true δ(ε) of the k it returns is within the budget (a k too large is a
+    breach)."""
+    from lpdp.compose import max_k_within
+
+    run = Run()
+    for seed in _seeds(profile, 40):
+        rng = np.random.default_rng([17, seed])
+        e0, d0 = _dp_pair(rng)
+        e0 = e0 / 10
+        d0 = d0 / 1e4
+        eps = float(rng.uniform(0.5, 6.0))
+        target = float(10.0 ** -rng.uniform(2, 12))
+        k_max = int(rng.integers(10, 2000))
+        call = f"max_k_within(lambda k: homogeneous({e0!r}, {d0!r}, k), {eps!r}, {target!r}, k_max={k_max})"
+        with run.case("compose.max_k_within", call) as c:
+            k = max_k_within(functools.partial(homogeneous, e0, d0), eps, target, k_max=k_max)
+            if k > 0:
+                truth = _binomial(e0, d0, k).delta(eps)
+                c._add(bool(truth - R.mpf(target) > R.REF_RTOL * R.mpf(target)), f" = {k}: true δ", truth,
+                       target)
+            else:
+                c.points += 1
+    run.check()
+
+
 @pytest.mark.parametrize("profile", PROFILES)
 def test_compose_multi(profile):
     run = Run()
-    for seed in _seeds(profile, 50):
+    for seed in _seeds(profile, 80):
         rng = np.random.default_rng([4, seed])
         n = int(rng.integers(3, 6))
         cons = _constraints(rng, n)
@@ -277,22 +331,19 @@ def test_compose_multi(profile):
 @pytest.mark.parametrize("profile", PROFILES)
 def test_region_from_pair(profile):
     """``PrivacyRegion.from_pair`` of two tables of up to 20 outputs (floats taken as exact)."""
-    _regions(profile, (0,))
+    _regions(profile, 0, 100)
 
 
 @pytest.mark.parametrize("profile", PROFILES)
 def test_region_from_constraints(profile):
     """``from_constraints`` against the constraints' geometry."""
-    _regions(profile, (1,))
+    _regions(profile, 1, 100)
 
 
-def _regions(profile, kinds):
+def _regions(profile, kind: int, n: int) -> None:
     run = Run()
-    for seed in _seeds(profile, 100):
-        kind = seed % 4
-        if kind not in kinds:
-            continue
-        rng = np.random.default_rng([5, seed])
+    for seed in _seeds(profile, n):
+        rng = np.random.default_rng([5, kind, seed])
         if kind == 0:
             p, q = _table(rng, int(rng.integers(2, 21)))
             ref, r, call = R.table(p, q), PrivacyRegion.from_pair(p, q), f"PrivacyRegion.from_pair({p}, {q})"
@@ -441,6 +492,30 @@ def _check_guarantee(c: Case, g, ref, eps, targets) -> None:
 
 
 @pytest.mark.parametrize("profile", PROFILES)
+def test_accountant_finite(profile):
+    run = Run()
+    for seed in _seeds(profile, 250):
+        rng = np.random.default_rng([7, seed])
+        parts, ref, call, losses = _accountant_finite(rng)
+        acc = Accountant()
+        for m, k in parts:
+            acc.compose(m, k)
+        try:
+            g = acc.guarantee()
+        except ParameterError as exc:          # a documented size limit (the exact lattice's memory)
+            if "needs ~" not in str(exc):
+                raise
+            continue
+        eps = _eps_points(rng, losses)
+        targets = [*_targets(rng), 0.0]
+        if not g.exact:                 # the certified engine: seconds a case, so fewer points
+            eps, targets = eps[:1] + eps[-3:], targets[1:2] + targets[-2:]
+        with run.case(f"Accountant[{g.route}]", call) as c:
+            _check_guarantee(c, g, ref, eps, targets)
+    run.check()
+
+
+@pytest.mark.parametrize("profile", PROFILES)
 def test_accountant_randomized_response(profile):
     """One K-ary randomized response (K up to 10, ε0 up to 50) composed k times: binary against the
     binomial closed form (k up to 10^5), K > 2 against the mixture of binomials."""
@@ -486,7 +561,7 @@ def test_accountant_gaussian(profile):
         call = "Accountant()" + "".join(f".compose(GaussianMechanism({s!r}), {k})"
                                         for s, k in zip(sig, ks, strict=True)) + ".guarantee()"
         with run.case(f"Accountant[gaussian, {g.route}]", call) as c:
-            _check_guarantee(c, g, ref, eps, _targets(rng))
+            _check_guarantee(c, g, ref, eps, _targets(rng, 1))     # ε(δ) costs ~0.1 s a target
     run.check()
 
 
@@ -726,6 +801,185 @@ def _cli_cases(profile, command):
                 got = re.findall(r"^epsilon for delta=([^:]*): " + _NUM + "$", text, re.M)
                 for t, (_, v) in zip(targets, got, strict=True):
                     c.eps_upper(" 'epsilon for delta'", t, float(v), ref)
+    run.check()
+
+
+_PROFILE_LINE = re.compile(r"^  eps = " + _NUM + r" +delta = " + _NUM + "$", re.M)
+_DELTA_LINE = re.compile(r"^delta\(([^)]*)\) = " + _NUM + "$", re.M)
+
+
+def _check_region_summary(c: Case, text: str, ref, at: list[float], what: str = "") -> None:
+    """A printed region summary as a person reads it: each ``eps = E  delta = D`` line of the tight
+    profile a valid guarantee at the printed E (δ(E) <= D), each ``delta(e) = D`` a δ at the asked e."""
+    for e, d in _PROFILE_LINE.findall(text):
+        c.upper(f"{what} 'eps = {e}  delta = {d}'", float(d), ref.delta(float(e)))
+    shown = _DELTA_LINE.findall(text)
+    assert len(shown) == len(at), (shown, at)
+    for e, (label, v) in zip(at, shown, strict=True):
+        assert label == f"{e:g}", (label, e)
+        c.upper(f"{what} 'delta({label}) = {v}' [--at {e!r}]", float(v), ref.delta(e))
+
+
+def _check_region_json(c: Case, js: dict, ref, what: str = "") -> None:
+    for e, d in js["delta_at"]:
+        c.upper(f"{what} delta_at[{e!r}]", d, ref.delta(e))
+    for e, d in js["profile"]:
+        c.upper(f"{what} profile[{e!r}]", d, ref.delta(e))
+
+
+def _region_cli_case(rng: np.random.Generator, command: str):
+    """Words of an ``lpdp region`` (constraints) or ``lpdp mix`` (weighted (ε, δ) regions) call, its
+    reference and its ``--at`` points."""
+    if command == "region":
+        cons = _constraints(rng, int(rng.integers(1, 5)))
+        ref = R.constraints(cons)
+        words = ["region", *(w for e, d in cons for w in ("--dp", f"{e!r},{d!r}"))]
+        losses = _pair_losses(ref)
+    else:
+        parts = [_dp_pair(rng) for _ in range(int(rng.integers(2, 4)))]
+        w = [float(f"{x:.3g}") for x in rng.dirichlet(np.ones(len(parts)))]
+        w[-1] = float(f"{1.0 - math.fsum(w[:-1]):.3g}")
+        if abs(math.fsum(w) - 1.0) > 1e-12 or min(w) <= 0:
+            return None
+        ref = _Sum([(R.mpf(wi), R.dp(*p)) for wi, p in zip(w, parts, strict=True)])
+        words = ["mix", *(x for wi, (e, d) in zip(w, parts, strict=True)
+                          for x in ("--weight", repr(wi), "--dp", f"{e!r},{d!r}"))]
+        losses = [e for e, _ in parts]
+    at = [e for e in _eps_points(rng, losses, n_random=1) if e > 0][:4]
+    return [*words, "--at", *map(repr, at)], ref, at
+
+
+def _region_cli(profile: str, command: str, output: str) -> None:
+    run = Run()
+    for seed in _seeds(profile, 25):
+        case = _region_cli_case(np.random.default_rng([18, seed]), command)
+        if case is None:
+            continue
+        words, ref, at = case
+        call = "lpdp " + " ".join(words)
+        if output == "json":
+            js = json.loads(_cli([*words, "--json"]))
+            with run.case(f"cli {command} --json", call + " --json") as c:
+                _check_region_json(c, js, ref)
+        else:
+            text = _cli(words)
+            with run.case(f"cli {command} (printed)", call) as c:
+                _check_region_summary(c, text, ref, at)
+    run.check()
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_cli_region_printed(profile):
+    """``lpdp region --dp ...`` (in process): the printed profile and δ, as a person reads them."""
+    _region_cli(profile, "region", "printed")
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_cli_mix_printed(profile):
+    """``lpdp mix --weight W --dp E,D ...`` against ``Σ w_i δ_i``: the printed summary."""
+    _region_cli(profile, "mix", "printed")
+
+
+_BRACKET_LINE = re.compile(r"^delta\(([^)]*)\): " + _NUM + " <= truth <= " + _NUM + "$", re.M)
+_EPS_BRACKET_LINE = re.compile(r"^eps at delta=([^:]*): " + _NUM + " <= truth <= " + _NUM + "$", re.M)
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_cli_fdp(profile):
+    """``lpdp fdp``: the Gaussian (exact, ``G_μ√k``) and Laplace (certified, k <= 2) brackets and the
+    paper's two-constraint bracket of a Gaussian (``--constraints 2``: from below a guarantee, from above
+    an attack), JSON and printed, both sides; the two constraints of each approximation of one run too."""
+    run = Run()
+    for seed in _seeds(profile, 9):
+        rng = np.random.default_rng([20, seed])
+        kind = seed % 3
+        if kind == 2:
+            s, k = float(f"{rng.uniform(0.3, 3.0):.4g}"), int(rng.integers(1, 3))
+            words = ["fdp", "--laplace", repr(s), "-k", str(k)]
+            ref = R.Mixed(R.identity(), lap_a=1 / R.mpf(s), n_lap=k)
+            top = k / s
+        else:
+            s, k = float(f"{rng.uniform(0.3, 5.0):.4g}"), int(10 ** rng.uniform(0, 2))
+            words = ["fdp", "--gaussian", repr(s), "-k", str(k)]
+            if kind == 1:
+                words += ["--constraints", "2"]
+            mu = R.MP.sqrt(k) / R.mpf(s)
+            ref = R.Mixed(R.identity(), mu=mu)
+            top = float(mu * mu / 2 + 4 * mu)
+        at = [float(f"{x:.4g}") for x in rng.uniform(0.01, top, 2)]
+        targets = [1e-3, float(f"{10 ** -rng.uniform(4, 12):.3g}")]
+        words += ["--at", *map(repr, at), "--for-delta", *map(repr, targets)]
+        call = "lpdp " + " ".join(words)
+        js, text = json.loads(_cli([*words, "--json"])), _cli(words)
+        with run.case("cli fdp --json", call + " --json") as c:
+            if kind == 1:
+                _check_region_json(c, js["from_below"], ref, " from_below")
+                for e, d in js["from_above"]["delta_at"]:
+                    c.lower(f" from_above.delta_at[{e!r}]", d, ref.delta(e))
+                for t, lo, hi in js["epsilon_for"]:
+                    c.eps_upper(" epsilon_for[from_below]", t, float(hi), ref)
+                    c.eps_lower(" epsilon_for[from_above]", t, float(lo), ref)
+                one = R.Mixed(R.identity(), mu=1 / R.mpf(s))         # the approximations of one run
+                for e, d in js["from_below"]["approximation"]:
+                    c.upper(f" from_below.approximation[{e!r}]", d, one.delta(e))
+                for e, d in js["from_above"]["approximation"]:
+                    c.lower(f" from_above.approximation[{e!r}]", d, one.delta(e))
+            else:
+                for item in js["delta_at"]:
+                    truth = ref.delta(item["epsilon"])
+                    c.upper(f" delta_at[{item['epsilon']!r}].upper", item["upper"], truth)
+                    c.lower(f" delta_at[{item['epsilon']!r}].lower", item["lower"], truth)
+                for item in js["epsilon_for"]:
+                    c.eps_upper(" epsilon_for.upper", item["delta"], item["upper"], ref)
+                    c.eps_lower(" epsilon_for.lower", item["delta"], item["lower"], ref)
+        with run.case("cli fdp (printed)", call) as c:
+            if kind == 1:
+                lines = re.findall(r"^delta\(([^)]*)\): from above " + _NUM + " <= truth <= from below "
+                                   + _NUM, text, re.M)
+                eps_lines = re.findall(r"^eps at delta=([^:]*): from above " + _NUM
+                                       + " <= truth <= from below " + _NUM, text, re.M)
+            else:
+                lines, eps_lines = _BRACKET_LINE.findall(text), _EPS_BRACKET_LINE.findall(text)
+            assert len(lines) == len(at) and len(eps_lines) == len(targets), text
+            for e, (_, lo, hi) in zip(at, lines, strict=True):
+                c.upper(f" 'delta({e:g})' guarantee", float(hi), ref.delta(e))
+                c.lower(f" 'delta({e:g})' attack", float(lo), ref.delta(e))
+            for t, (_, lo, hi) in zip(targets, eps_lines, strict=True):
+                c.eps_upper(" 'eps at delta' guarantee", t, float(hi), ref)
+                c.eps_lower(" 'eps at delta' attack", t, float(lo), ref)
+            if kind == 1:
+                below = text[text.index("composition of the approximation from below"):]
+                for e, d in _PROFILE_LINE.findall(below):
+                    c.upper(f" from below 'eps = {e}  delta = {d}'", float(d), ref.delta(float(e)))
+    run.check()
+
+
+def test_cli_subprocesses():
+    """Two summaries through the installed entry point (``python -m lpdp``), as a person runs them: the
+    other CLI cases call ``main()`` in process."""
+    import subprocess
+    import sys
+
+    run = Run()
+    cons = [(1.2, 1e-9), (0.4, 1e-4)]
+    ref = R.constraints(cons)
+    words = ["region", "--dp", "1.2,1e-9", "--dp", "0.4,1e-4", "--at", "0.3", "1.1"]
+    out = subprocess.run([sys.executable, "-m", "lpdp", *words], capture_output=True, text=True, check=True)
+    with run.case("cli region (printed, subprocess)", "lpdp " + " ".join(words)) as c:
+        _check_region_summary(c, out.stdout, ref, [0.3, 1.1])
+    pair = R.rr(4, 2.5) ** 3 * R.dp(0.7, 1e-8) ** 2
+    ref2 = R.Worst(pair, pair.mirror())
+    words = ["account", "--rr", "4,2.5x3", "--dp", "0.7,1e-08x2", "--at", "1.5", "7.0", "--for-delta", "1e-6",
+             "--json"]
+    out = subprocess.run([sys.executable, "-m", "lpdp", *words], capture_output=True, text=True, check=True)
+    js = json.loads(out.stdout)
+    with run.case("cli account --json (subprocess)", "lpdp " + " ".join(words)) as c:
+        for item in js["delta_at"]:
+            c.upper(f" delta_at[{item['epsilon']!r}].upper", item["upper"], ref2.delta(item["epsilon"]))
+            c.lower(f" delta_at[{item['epsilon']!r}].lower", item["lower"], ref2.delta(item["epsilon"]))
+        for item in js["epsilon_for"]:
+            c.eps_upper(" epsilon_for.upper", item["delta"], item["upper"], ref2)
+            c.eps_lower(" epsilon_for.lower", item["delta"], item["lower"], ref2)
     run.check()
 
 
