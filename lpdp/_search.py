@@ -1,4 +1,6 @@
-"""The one search for the largest count that fits: exponential steps, then bisection.
+"""The searches of lpdp: the largest count that fits (:func:`largest`), a parameter's boundary to a
+relative width (:func:`boundary`), and the one bisection of a real bracket (:func:`bisect`, and
+:func:`bisect_array` for many brackets at once).
 
 Every "how many rounds / compositions / releases fit" question in lpdp (the calibrator's counts, the
 double-DP ``max_k_within``, the filters' classical baselines) is a monotone predicate on the integers
@@ -19,7 +21,58 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-__all__ = ["largest", "boundary"]
+import numpy as np
+
+__all__ = ["largest", "boundary", "bisect", "bisect_array"]
+
+
+def bisect(below: Callable[[float], bool], lo: float, hi: float, *, rtol: float = 0.0,
+           iterations: int = 10_000) -> tuple[float, float]:
+    """Bisection of a real bracket: ``(lo, hi)`` narrowed with ``below(lo)`` true and ``below(hi)`` false
+    kept (neither end is evaluated), for a ``below`` that is true up to some point and false after it.
+
+    Each step evaluates ``below`` at ``mid = (lo + hi) / 2`` and keeps the half whose ends disagree. It
+    stops when ``mid`` is an end (the ends are adjacent floats), when ``hi - lo <= rtol * max(1, |mid|)``
+    (checked before evaluating), or after ``iterations`` evaluations. The caller answers with the end on
+    its safe side: ``hi`` for "the smallest point that is not below", ``lo`` for the largest that is.
+
+    Examples
+    --------
+    >>> from lpdp._search import bisect
+    >>> lo, hi = bisect(lambda x: x * x < 2.0, 1.0, 2.0)
+    >>> lo * lo < 2.0 <= hi * hi, hi - lo == 2.0 ** -52
+    (True, True)
+    >>> bisect(lambda x: x < 0.3, 0.0, 1.0, iterations=2)
+    (0.25, 0.5)
+    """
+    for _ in range(iterations):
+        mid = 0.5 * (lo + hi)
+        if mid in (lo, hi) or hi - lo <= rtol * max(1.0, abs(mid)):
+            break
+        if below(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo, hi
+
+
+def bisect_array(below: Callable[[np.ndarray], np.ndarray], lo: np.ndarray, hi: np.ndarray,
+                 steps: int) -> np.ndarray:
+    """:func:`bisect` of many brackets at once (arrays ``lo``, ``hi``; ``below`` vectorised), ``steps``
+    halvings each; the midpoints of the final brackets.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lpdp._search import bisect_array
+    >>> bisect_array(lambda x: x < np.array([0.25, 0.5]), np.zeros(2), np.ones(2), 60).tolist()
+    [0.25, 0.5]
+    """
+    for _ in range(steps):
+        mid = 0.5 * (lo + hi)
+        left = below(mid)
+        lo, hi = np.where(left, mid, lo), np.where(left, hi, mid)
+    return 0.5 * (lo + hi)
 
 
 def largest(feasible: Callable[[int], bool], cap: int, *, start: int = 0,

@@ -46,6 +46,7 @@ from typing import Any
 
 import numpy as np
 
+from lpdp._search import bisect
 from lpdp._validate import check_delta, check_int, check_positive
 from lpdp.accountant import Larger, route
 from lpdp.errors import ParameterError
@@ -129,15 +130,7 @@ def _sides(guarantee: Any, eps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _first_below(fn: Any, target: float, lo: float, hi: float, iters: int = 48) -> float:
     """Smallest ε in [lo, hi] (to ``iters`` halvings) with ``fn(ε) <= target``; ``fn`` decreasing."""
-    for _ in range(iters):
-        mid = 0.5 * (lo + hi)
-        if fn(mid) <= target:
-            hi = mid
-        else:
-            lo = mid
-        if hi - lo <= 1e-9 * max(1.0, hi):
-            break
-    return hi
+    return bisect(lambda e: fn(e) > target, lo, hi, rtol=1e-9, iterations=iters)[1]
 
 
 def profile_range(guarantee: Any, *, delta_min: float = DELTA_MIN) -> tuple[float, float]:

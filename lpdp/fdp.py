@@ -49,6 +49,7 @@ from typing import Literal, get_args
 import numpy as np
 from scipy.optimize import minimize
 
+from lpdp._search import bisect
 from lpdp._validate import check_int, check_positive, check_probability
 from lpdp.accountant import Accountant
 from lpdp.compose.multi import STEP_TOL
@@ -385,11 +386,7 @@ def _top_epsilon(f: TradeoffFunction, delta_min: float | None, step: float | Non
         return 0.0
     while float(f.delta(hi)) > target:
         lo, hi = hi, 2 * hi
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if mid in (lo, hi):
-            break
-        lo, hi = (mid, hi) if float(f.delta(mid)) > target else (lo, mid)
+    lo, hi = bisect(lambda e: float(f.delta(e)) > target, lo, hi, iterations=200)
     return hi if step is None else math.ceil(hi / step - 1e-9) * step
 
 
@@ -479,15 +476,7 @@ def _chain(f: TradeoffFunction, eps: np.ndarray) -> tuple[tuple[float, float], .
         if float(f(c)) <= fx + s * (c - x):   # the line is still above f at c: the chain covers [0, c]
             used.append(e)
             break
-        lo, hi = x, c
-        for _ in range(200):
-            mid = 0.5 * (lo + hi)
-            if mid in (lo, hi):
-                break
-            if float(f(mid)) < fx + s * (mid - x):
-                lo = mid
-            else:
-                hi = mid
+        lo, _ = bisect(lambda t: float(f(t)) < fx + s * (t - x), x, c, iterations=200)  # noqa: B023
         used.append(e)
         x = lo
         pts.append(x)

@@ -44,6 +44,7 @@ import numpy as np
 
 from lpdp._limits import check_budget, seconds_for
 from lpdp._numerics import log1mexp, logsumexp
+from lpdp._search import bisect
 from lpdp._validate import check_delta, check_int, check_positive
 from lpdp.errors import ParameterError
 
@@ -920,10 +921,7 @@ class _Engine:
             lo, hi = hi, 2 * hi
             if hi > 1e4:
                 return hi
-        for _ in range(50):
-            mid = 0.5 * (lo + hi)
-            lo, hi = (mid, hi) if _tilted_mean(self._grids, self.step, mid) < eps else (lo, mid)
-        return hi
+        return bisect(lambda t: _tilted_mean(self._grids, self.step, t) < eps, lo, hi, iterations=50)[1]
 
     def _refined(self, eps: float, upper: bool) -> float:
         val, point, rel = self._sides(eps, upper)
@@ -974,14 +972,7 @@ class _Engine:
             if holds(top):
                 return top
             a, b = bottom, top              # holds(a), not holds(b)
-        for _ in range(200):
-            mid = 0.5 * (a + b)
-            if b - a <= 1e-10 * max(1.0, abs(mid)) or mid in (a, b):
-                break
-            if holds(mid) == upper:
-                b = mid
-            else:
-                a = mid
+        a, b = bisect(lambda x: holds(x) != upper, a, b, rtol=1e-10, iterations=200)
         return b if upper else a
 
 

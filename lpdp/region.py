@@ -36,6 +36,7 @@ from lpdp._numerics import (
     round_down,
     round_up,
 )
+from lpdp._search import bisect
 from lpdp._validate import check_delta, check_epsilon
 from lpdp.errors import InternalError, ParameterError
 
@@ -722,11 +723,7 @@ class PrivacyRegion:
         if not valid(hi):
             raise InternalError(f"epsilon: delta({hi!r}) exceeds delta at a breakpoint where it should "
                                 f"not (a defect in lpdp: please report it)")
-        while True:                           # bisection keeping valid(hi), not valid(lo)
-            mid = 0.5 * (lo + hi)
-            if mid in (lo, hi):
-                return hi
-            lo, hi = (lo, mid) if valid(mid) else (mid, hi)
+        return bisect(lambda e: not valid(e), lo, hi)[1]    # keeping valid(hi), not valid(lo)
 
     def _beyond(self, e: float) -> bool:
         """Whether no finite atom of the exact pair can have a loss above ``e`` (upper side)."""
@@ -799,11 +796,7 @@ class PrivacyRegion:
         else:
             lo = 0.0
         lo = 0.0 if not math.isfinite(lo) else lo
-        while True:                           # bisection: cert(hi) <= log_dlt < cert(lo)
-            mid = 0.5 * (lo + hi)
-            if mid in (lo, hi):
-                return hi
-            lo, hi = (mid, hi) if cert(mid) > log_dlt else (lo, mid)
+        return bisect(lambda e: cert(e) > log_dlt, lo, hi)[1]    # cert(hi) <= log_dlt < cert(lo)
 
     def epsilon_lower(self, delta: float) -> float:
         """An ε below the exact pair's smallest ε with ``δ(ε) <= delta`` (an attack bound): at the

@@ -21,6 +21,7 @@ import numpy as np
 
 from lpdp import _special as special
 from lpdp._numerics import gaussian_delta_bounds
+from lpdp._search import bisect, bisect_array
 from lpdp._validate import check_int, check_positive
 from lpdp.errors import ParameterError
 from lpdp.region import PrivacyRegion
@@ -51,12 +52,8 @@ _BISECT_STEPS = 80
 def _bisect_increasing(h: Callable[[np.ndarray], np.ndarray], target: np.ndarray) -> np.ndarray:
     """Solve ``h(x) = target`` on [0, 1] for a non-decreasing ``h``, vectorised (bisection)."""
     target = np.asarray(target, dtype=float)
-    lo, hi = np.zeros_like(target), np.ones_like(target)
-    for _ in range(_BISECT_STEPS):
-        mid = 0.5 * (lo + hi)
-        below = h(mid) < target
-        lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
-    return 0.5 * (lo + hi)
+    return bisect_array(lambda x: h(x) < target, np.zeros_like(target), np.ones_like(target),
+                        _BISECT_STEPS)
 
 
 def _max_concave(h: Callable[[np.ndarray], np.ndarray], shape: tuple[int, ...]) -> np.ndarray:
@@ -212,12 +209,7 @@ class TradeoffFunction:
             if hi > 1e300:  # the smallest valid ε is beyond double range
                 return math.inf
             hi *= 2.0
-        lo = 0.0
-        while True:
-            mid = 0.5 * (lo + hi)
-            if mid in (lo, hi):
-                return hi
-            lo, hi = (mid, hi) if float(self.delta(mid)) > delta else (lo, mid)
+        return bisect(lambda e: float(self.delta(e)) > delta, 0.0, hi)[1]
 
     def inscribed_region(self) -> PrivacyRegion:
         """A polygon with its vertices on the graph of f (a fixed grid, log-spaced near ``t = 0``).
@@ -310,12 +302,7 @@ class GaussianLower:
             if hi > 1e300:
                 return hi
             hi *= 2.0
-        lo = 0.0                           # above(lo), not above(hi)
-        while True:
-            mid = 0.5 * (lo + hi)
-            if mid in (lo, hi):
-                return lo
-            lo, hi = (mid, hi) if above(mid) else (lo, mid)
+        return bisect(above, 0.0, hi)[0]    # above(lo), not above(hi)
 
 
 def gaussian_hockey(c: np.ndarray, mu: float) -> np.ndarray:

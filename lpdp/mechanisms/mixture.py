@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from lpdp import _special as special
+from lpdp._search import bisect
 from lpdp._validate import check_positive
 from lpdp.errors import ParameterError
 from lpdp.mechanisms.base import (
@@ -175,9 +176,7 @@ class MixtureMechanism(Mechanism):
             lo = hi - gap
             if lo < -1e300:
                 return -math.inf
-        while hi - lo > 1e-13 * max(1.0, abs(hi)):  # tail(lo) > a >= tail(hi)
-            mid = lo + (hi - lo) / 2.0
-            lo, hi = (lo, mid) if tail(mid) <= a else (mid, hi)
+        lo, hi = bisect(lambda c: tail(c) > a, lo, hi, rtol=1e-13)     # tail(lo) > a >= tail(hi)
         inside = atoms[(atoms > lo) & (atoms < hi)]  # the infimum may be an atom of a finite step
         return next((float(x) for x in inside if tail(float(x)) <= a), hi)
 
@@ -203,11 +202,7 @@ class MixtureMechanism(Mechanism):
         hi = max(m.round_epsilon(delta, ins) for _, m, ins in self.parts(inputs))
         if not math.isfinite(hi):
             return hi
-        lo = 0.0
-        while hi - lo > 1e-13 * max(1.0, hi):
-            mid = (lo + hi) / 2.0
-            lo, hi = (mid, hi) if over(mid) else (lo, mid)
-        return hi
+        return bisect(over, 0.0, hi, rtol=1e-13)[1]
 
     def renyi(self, alpha: float, inputs: Inputs | None = None) -> float:
         """``log(Σ_j w_j e^{(α-1) D_{α,j}}) / (α-1)``, rounded up."""

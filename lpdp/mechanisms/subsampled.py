@@ -51,6 +51,7 @@ from typing import Any
 import numpy as np
 
 from lpdp._numerics import log1mexp
+from lpdp._search import bisect
 from lpdp._validate import check_probability
 from lpdp.errors import NotApplicableError, ParameterError
 from lpdp.mechanisms.base import Mechanism, check_level
@@ -509,15 +510,7 @@ class SubsampledMechanism(Mechanism):
             hi = hi + 2 * (1 + abs(hi))
             if hi > 1e6:
                 return math.inf
-        for _ in range(200):
-            mid = 0.5 * (lo + hi)
-            if hi - lo <= 1e-12 * max(1.0, abs(mid)) or mid in (lo, hi):
-                break
-            if self.loss_tail(mid, value, other) <= a:
-                hi = mid
-            else:
-                lo = mid
-        return hi
+        return bisect(lambda c: self.loss_tail(c, value, other) > a, lo, hi, rtol=1e-12, iterations=200)[1]
 
     def loss_atoms(self, value: Any, other: Any) -> tuple[np.ndarray, np.ndarray] | None:
         law = self._law_of(value, other)
