@@ -1,8 +1,12 @@
 """Certified lattice engine (lpdp.pld.compose) against dp_accounting's PLD, same machine, one process.
 
-For each workload: the ε bracket at δ = 1e-5 and 1e-9 (width = upper - lower), the wall time of everything
-a user runs to get both numbers (building, composing, both queries), and the peak of Python-tracked memory
-(tracemalloc: numpy buffers are tracked, scipy.fft's internal scratch is not).
+For each workload: the ε bracket at δ = 1e-5 and 1e-9 (width = upper - lower), the wall and the CPU time
+of everything a user runs to get both numbers (building, composing, both queries; on a shared machine the
+CPU time is the fair comparison, and the ratios use it), and with ``--memory`` the peak of Python-tracked
+memory (tracemalloc, in a second run: numpy buffers are tracked, scipy.fft's internal scratch is not).
+Ratios are against dp_accounting's PLD at 1e-4: width over its width, CPU time over its pessimistic +
+optimistic pair's, ``dist/PLD`` the upper side's distance to the truth over its pessimistic side's, and
+``up-PLD`` the upper ε minus its pessimistic ε (the comparison where the truth is not known: DP-SGD).
 
 * lpdp: ``lpdp.pld.compose`` on the mechanisms' loss laws (``lpdp.mechanisms``), default tolerance, and, when
   ``lpdp.accountant`` is installed, the accountant as a user would call it (its route is printed);
@@ -12,15 +16,20 @@ a user runs to get both numbers (building, composing, both queries), and the pea
   it took 95 s and 2.6 GB here): its (lower, upper);
 * autodp (``pip install autodp``): the RDP accountant's ε, an upper bound only (the loose reference).
 
+DP-SGD workloads (the Poisson-subsampled Gaussian, both neighbouring directions: the engine composes each
+order and keeps the larger ε on each side) are built for the PLD as its ``PLDAccountant`` builds them.
+
 ``exact?`` says whether each side contains the truth where it is known: ``yes`` when lower <= truth <=
 upper, ``LOW`` when an "upper" is below it (a privacy breach), ``-`` when it is not known. ``up-truth`` is the
 upper side's distance to the truth (for the PLD: its pessimistic side), the number a user reports. The
 truth: Gaussians ``G_μ`` (μ = √(Σ k/σ²)); Gaussians plus finite parts, ``Σ_j p_j δ_μ(ε - L_j)`` over the
-exact atoms of the finite part's composition; two Laplace mechanisms, a 40-digit integration of the loss
-density (mpmath); the 1000-Gaussian mixed workload, the value 536.69721 at δ = 1e-5 (five decimals, as
-reported with the workload). prv_accountant and autodp are optional and only used here.
+exact atoms of the finite part's composition; one Laplace mechanism, its closed form; two, a 30-digit
+integration of the loss density (mpmath); the 1000-Gaussian mixed workload, the value 536.69721 at
+δ = 1e-5 (five decimals, as reported with the workload). prv_accountant and autodp are optional and
+only used here.
 
-Run: ``python benchmarks/bench_pld.py [--quick]``.
+Run: ``python benchmarks/bench_pld.py [--quick] [--only REGEX] [--memory] [--no-peers] [--no-accountant]``
+(``--quick``: four small workloads, about 20 s of CPU; the full list takes several minutes).
 """
 
 from __future__ import annotations
@@ -28,6 +37,7 @@ from __future__ import annotations
 import argparse
 import logging
 import math
+import re
 import time
 import tracemalloc
 from collections.abc import Callable
@@ -58,11 +68,14 @@ def _exact_epsilon(mu: float, delta: float) -> float:
     return optimize.brentq(gap, 0.0, mu * mu / 2 + 14 * mu + 1.0, xtol=1e-13)
 
 
-def _measure(fn: Callable[[], tuple[list[float], list[float]]]):
-    """Answers and wall time of one run, then the tracemalloc peak of a second run (tracing slows it)."""
-    t0 = time.perf_counter()
+def _measure(fn: Callable[[], tuple[list[float], list[float]]], memory: bool):
+    """Answers, (wall, CPU) time of one run, then (``memory``) the tracemalloc peak of a second run
+    (tracing slows it; nan when not measured)."""
+    t0, c0 = time.perf_counter(), time.process_time()
     lo, hi = fn()
-    seconds = time.perf_counter() - t0
+    seconds = (time.perf_counter() - t0, time.process_time() - c0)
+    if not memory:
+        return lo, hi, seconds, math.nan
     tracemalloc.start()
     fn()
     peak = tracemalloc.get_traced_memory()[1] / 1e6
@@ -74,8 +87,14 @@ def _lpdp_engine(w: Workload):
     from lpdp.pld import compose
 
     def run():
-        b = compose([(m.loss_law(), k) for m, k in w.lpdp_parts()])
-        lo, hi = b.epsilon(list(DELTAS))
+        # pairs that are not their own mirror (a subsampled mechanism's) in both orders, the larger ε kept
+        parts = w.lpdp_parts()
+        orders = [False] if all(m.is_symmetric for m, _ in parts) else [False, True]
+        lo, hi = np.full(len(DELTAS), -np.inf), np.full(len(DELTAS), -np.inf)
+        for reverse in orders:
+            b = compose([(m.loss_law(reverse=reverse), k) for m, k in parts])
+            lo_r, hi_r = b.epsilon(list(DELTAS))
+            lo, hi = np.maximum(lo, lo_r), np.maximum(hi, hi_r)
         return list(lo), list(hi)
 
     return run
@@ -188,9 +207,15 @@ def _laplace(scale: float, k: int) -> Workload:
         from prv_accountant.privacy_random_variables import LaplaceMechanism as L
         return [L(mu=scale)], [k]
 
-    truth = (lambda d: _laplace2_epsilon(1.0 / scale, d)) if k == 2 else None
+    truth = {1: lambda d: _laplace1_epsilon(1.0 / scale, d),
+             2: lambda d: _laplace2_epsilon(1.0 / scale, d)}.get(k)
     return Workload(f"Laplace b={scale:g} k={k}", lambda: [(LaplaceMechanism(scale), k)], p, None,
                     prv if k <= 100 else None, truth=truth)
+
+
+def _laplace1_epsilon(r: float, delta: float) -> float:
+    """ε(δ) of one Laplace mechanism (r = sensitivity/scale): δ(ε) = 1 - e^{(ε - r)/2} on [0, r]."""
+    return max(r + 2.0 * math.log1p(-delta), 0.0)
 
 
 def _laplace2_delta(r, eps):
@@ -308,6 +333,21 @@ def _thousand() -> Workload:
                     truth=lambda d: 536.69721 if d == 1e-5 else math.nan)
 
 
+def _dpsgd(sigma: float, q: float, steps: int) -> Workload:
+    """DP-SGD: the Poisson-subsampled Gaussian (add/remove, both directions), as dp_accounting's
+    PLDAccountant builds it; the truth is not known."""
+    from dp_accounting.pld import privacy_loss_distribution as pld
+
+    from lpdp.sgd import dpsgd_mechanism
+
+    def p(disc, pess):
+        return pld.from_gaussian_mechanism(sigma, sampling_prob=q, value_discretization_interval=disc,
+                                           pessimistic_estimate=pess).self_compose(steps)
+
+    return Workload(f"DP-SGD sigma={sigma:g} q={q:g} steps={steps}",
+                    lambda: [(dpsgd_mechanism(sigma, q), steps)], p)
+
+
 def _double_dp(k: int) -> Workload:
     from lpdp.mechanisms import DPMechanism
 
@@ -323,17 +363,25 @@ def _fmt(x: float) -> str:
     return f"{x:.2e}" if x < 1e-3 else f"{x:.4f}"
 
 
-def run(workloads: list[Workload], peers: bool, accountant: bool = True) -> None:
-    print("| workload | method | time s | peak MB | width 1e-5 | width 1e-9 | exact? | up-truth 1e-5 "
-          "| up-truth 1e-9 | width/PLD | time/PLD |")
-    print("|---|---|---:|---:|---:|---:|:---:|---:|---:|---:|---:|")
+def _ratio(a: float, b: float) -> str:
+    return f"{a / b:.3g}" if np.isfinite(a) and np.isfinite(b) and b > 0 else "-"
+
+
+def run(workloads: list[Workload], peers: bool, accountant: bool = True, memory: bool = False) -> None:
+    """One table row per method and workload; ratios against dp_accounting's PLD at 1e-4 (pessimistic and
+    optimistic: its width and the time of the pair; ``dist/PLD`` is the upper side's distance to the truth
+    over the pessimistic side's, ``up-PLD`` the upper ε minus the pessimistic ε)."""
+    print("| workload | method | wall s | CPU s | peak MB | width 1e-5 | width 1e-9 | exact? | up-truth 1e-5 "
+          "| up-truth 1e-9 | up-PLD 1e-5 | up-PLD 1e-9 | width/PLD 1e-5 | width/PLD 1e-9 | dist/PLD 1e-5 "
+          "| dist/PLD 1e-9 | CPU/PLD |")
+    print("|---|---|---:|---:|---:|---:|---:|:---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for w in workloads:
         if w.mu:
             exact = [_exact_epsilon(w.mu, d) for d in DELTAS]
         elif w.truth is not None:
             exact = [w.truth(d) for d in DELTAS]
         else:
-            exact = None
+            exact = [math.nan] * len(DELTAS)
         methods: list[tuple[str, Callable]] = [("lpdp engine", _lpdp_engine(w))]
         if accountant:
             try:
@@ -355,30 +403,36 @@ def run(workloads: list[Workload], peers: bool, accountant: bool = True) -> None
         rows = []
         for name, fn in methods:
             try:
-                lo, hi, t, mem = _measure(fn)
+                lo, hi, t, mem = _measure(fn, memory)
             except Exception as exc:   # a peer that refuses the workload (or runs out) is reported
-                print(f"| {w.name} | {name} | failed: {type(exc).__name__}: {str(exc)[:60]} |||||||||")
+                print(f"| {w.name} | {name} | failed: {type(exc).__name__}: {str(exc)[:60]} |||||||||||||||")
                 continue
             label = name + (f" ({fn.route})" if hasattr(fn, "route") else "")
-            rows.append((label, lo, hi, t, mem))
+            rows.append((name, label, np.asarray(lo, float), np.asarray(hi, float), t, mem))
         ref = next((r for r in rows if r[0] == "PLD 1e-4"), None)
-        for label, lo, hi, t, mem in rows:
-            widths = [h - low for low, h in zip(lo, hi, strict=True)]
-            known = [(low, h, e) for low, h, e in zip(lo, hi, exact or [], strict=False) if np.isfinite(e)]
-            if not known:
+        ex = np.asarray(exact, float)
+        for _, label, lo, hi, t, mem in rows:
+            widths = hi - lo
+            known = np.isfinite(ex)
+            if not np.any(known):
                 ok = "-"
-            elif any(h < e - 1e-9 for _, h, e in known):
+            elif np.any(hi[known] < ex[known] - 1e-9):
                 ok = "LOW"
-            elif any(low > e + 1e-9 for low, _, e in known):
+            elif np.any(lo[known] > ex[known] + 1e-9):
                 ok = "HIGH"
             else:
                 ok = "yes"
-            dist = [h - e if exact is not None and np.isfinite(e) else math.nan
-                    for h, e in zip(hi, exact or [math.nan] * len(hi), strict=True)]
-            ratio_w = (widths[0] / (ref[2][0] - ref[1][0]) if ref and ref[2][0] > ref[1][0] else math.nan)
-            ratio_t = t / ref[3] if ref else math.nan
-            print(f"| {w.name} | {label} | {t:.3f} | {mem:.0f} | {_fmt(widths[0])} | {_fmt(widths[1])} "
-                  f"| {ok} | {_sfmt(dist[0])} | {_sfmt(dist[1])} | {_fmt(ratio_w)} | {ratio_t:.2f} |")
+            dist = hi - ex
+            cells = [f"{t[0]:.3f}", f"{t[1]:.3f}", "-" if not np.isfinite(mem) else f"{mem:.0f}",
+                     _fmt(widths[0]), _fmt(widths[1]), ok, _sfmt(dist[0]), _sfmt(dist[1])]
+            if ref is not None:
+                ref_w, ref_d = ref[3] - ref[2], ref[3] - ex
+                cells += [_sfmt(hi[0] - ref[3][0]), _sfmt(hi[1] - ref[3][1]), _ratio(widths[0], ref_w[0]),
+                          _ratio(widths[1], ref_w[1]), _ratio(dist[0], ref_d[0]), _ratio(dist[1], ref_d[1]),
+                          _ratio(t[1], ref[4][1])]
+            else:
+                cells += ["-"] * 7
+            print(f"| {w.name} | {label} | " + " | ".join(cells) + " |", flush=True)
 
 
 def _sfmt(x: float) -> str:
@@ -391,21 +445,24 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="a few small cases (smoke test)")
     parser.add_argument("--no-peers", action="store_true", help="skip prv_accountant and autodp")
     parser.add_argument("--no-accountant", action="store_true", help="skip the lpdp accountant rows")
-    parser.add_argument("--only", help="run the workloads whose name contains this text")
+    parser.add_argument("--only", help="run the workloads whose name matches this regular expression")
+    parser.add_argument("--memory", action="store_true",
+                        help="also measure the tracemalloc peak (a second, traced run of each method)")
     args = parser.parse_args()
     logging.getLogger().setLevel(logging.ERROR)     # dp_accounting's notes on its optimistic algorithm
     if args.quick:
-        workloads = [_gaussian_self(2.0, 10), _laplace(1.0, 2)]
+        workloads = [_gaussian_self(2.0, 10), _laplace(1.0, 1), _laplace(1.0, 2), _mixed()]
     else:
         workloads = [_gaussian_self(s, k) for s in (1.0, 2.0) for k in (10, 100, 1000, 10000)]
-        workloads += [_laplace(1.0, 2), _laplace(1.0, 100), _laplace(1.0, 10000),
+        workloads += [_laplace(1.0, 1), _laplace(1.0, 2), _laplace(1.0, 100), _laplace(1.0, 10000),
                       _mix("100 Gaussians s=2..6 + 100 Laplace b=1", np.linspace(2.0, 6.0, 100), 1.0, 100),
                       _mix("100 Gaussians s=1+i/100 + 100 Laplace b=2", 1.0 + np.arange(1, 101) / 100, 2.0,
                            100),
-                      _thousand(), _mixed(), _double_dp(1000)]
+                      _thousand(), _mixed(), _double_dp(1000), _dpsgd(1.5, 0.04, 2250),
+                      _dpsgd(1.0, 0.01, 10000)]
     if args.only:
-        workloads = [w for w in workloads if args.only in w.name]
-    run(workloads, peers=not args.no_peers, accountant=not args.no_accountant)
+        workloads = [w for w in workloads if re.search(args.only, w.name)]
+    run(workloads, peers=not args.no_peers, accountant=not args.no_accountant, memory=args.memory)
 
 
 if __name__ == "__main__":

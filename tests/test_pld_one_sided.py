@@ -145,3 +145,21 @@ def test_gaussian_and_laplace_tails_meet_their_stated_accuracy(kind, scale):
         if ref < -740:          # below double range: the engine treats such a tail as 0
             continue
         assert abs(float(gi - ref)) <= law.rtol + law.rtol_log * abs(float(ref)), (ci, float(gi), float(ref))
+
+
+@pytest.mark.parametrize("scale", [0.5, 1.0, 3.0])
+def test_laplace_one_fold_contains_closed_form(scale):
+    """One Laplace mechanism: ``δ(ε) = 1 - e^{(ε - r)/2}`` on ``[0, r]`` and 0 above (r = 1 / scale), in
+    40 digits; both sides of the one-sided route contain it on an ε grid and at δ down to 1e-12."""
+    r = mpmath.mpf(1) / mpmath.mpf(scale)
+    b = compose([(LaplaceMechanism(scale).loss_law(), 1)])
+    assert b.one_sided
+    eps = np.linspace(0.0, 1.2 * float(r), 13)
+    lo, hi = b.delta(eps)
+    ref = [max(mpmath.mpf(0), 1 - mpmath.exp((mpmath.mpf(float(e)) - r) / 2)) for e in eps]
+    assert all(mpmath.mpf(float(a)) <= t <= mpmath.mpf(float(c)) for a, t, c in zip(lo, ref, hi, strict=True))
+    for delta in (1e-3, 1e-6, 1e-9, 1e-12):
+        (e_lo,), (e_hi,) = b.epsilon([delta])
+        exact = r + 2 * mpmath.log1p(-mpmath.mpf(delta))       # δ(ε) = δ solved exactly
+        assert mpmath.mpf(float(e_lo)) <= exact <= mpmath.mpf(float(e_hi))
+        assert e_hi - e_lo < 1e-3       # an off-grid atom (r = 1/3) costs the lower side its coupling
