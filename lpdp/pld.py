@@ -804,15 +804,17 @@ def _lattice_delta(lat: _Lattice, h: float, eps: np.ndarray) -> tuple[np.ndarray
     val = np.maximum(a - c * b, 0.0)
     # cumsum and recursion: relative errors (n + 2) u each; then the roundings of a - c b
     slack = 4 * (lat.n + 8) * _U * (a + c * b)
+    # the FFT term straight in the untilted scale: e^{log_e0 - scale} may overflow where e^scale underflows
+    # (a far tilt), and inf * 0 is no bound
     with np.errstate(over="ignore"):   # an error bound beyond double range is +inf (still a bound)
         if lat.theta > 0:
             q = math.exp(-lat.theta * h)
-            fft = np.exp(lat.log_e0 - lat.theta * h * kc - lat.scale) / (1.0 - q)
+            fft = np.exp(lat.log_e0 - lat.theta * h * kc) / (1.0 - q)
         else:
-            fft = _exp_or_inf(lat.log_e0 - lat.scale) * (lat.n - kc)
+            fft = _exp_or_inf(lat.log_e0) * (lat.n - kc)
     scale = math.exp(lat.scale)
     with np.errstate(over="ignore"):
-        val, err = val * scale, (slack + fft) * scale * (1 + 8 * _U) + alias
+        val, err = val * scale, (slack * scale + fft) * (1 + 8 * _U) + alias
     out = k >= lat.n
     val, err = np.where(out, 0.0, val), np.where(out, alias, err)
     if lat.theta > 0:   # a tilted window says nothing below its start
