@@ -117,6 +117,52 @@ def test_laplace_two_runs_closed_form_against_monte_carlo():
         assert abs(mc.mean() - ref) < 5 * mc.std() / math.sqrt(mc.size)
 
 
+@pytest.mark.parametrize("K, e, q", [(2, 1.0, 0.01), (3, 0.4, 0.3), (6, 2.5, 1.0)])
+def test_subsampled_rr_pair_and_power_by_counts(K, e, q):
+    """The subsampled pair's masses against its definition in floats (q = 1: randomized response
+    itself), and the enumerated power against repeated products."""
+    pair = R.subsampled_rr(K, e, q)
+    keep, other = math.exp(e) / (math.exp(e) + K - 1), 1 / (math.exp(e) + K - 1)
+    want = {(1, 0): (q * keep + (1 - q) * other, other), (0, 1): (q * other + (1 - q) * keep, keep)}
+    for key, (p_mass, q_mass) in want.items():
+        assert abs(float(pair.atoms[key][0]) / p_mass - 1) < 1e-14
+        assert abs(float(pair.atoms[key][1]) / q_mass - 1) < 1e-14
+    if q == 1.0:
+        for x in EPS:
+            assert _close(pair.delta(x), R.rr(K, e).delta(x))
+    for k in (1, 3, 6):
+        for x in EPS:
+            assert _close(R.power_by_counts(pair, k).delta(x), (pair ** k).delta(x), rel=1e-40)
+
+
+@pytest.mark.parametrize("sigma, q", [(1.0, 0.01), (0.7, 0.3)])
+def test_subsampled_gaussian_closed_form_against_quadrature(sigma, q):
+    """The one-step closed form against ``∫ (P' - e^ε Q)_+`` by quadrature (q = 1: ``G_{1/σ}``)."""
+    def integral(e, addition):
+        s, mq = R.mpf(sigma), R.mpf(q)
+
+        def f(x):
+            p = mq * R.MP.npdf(x, 1, s) + (1 - mq) * R.MP.npdf(x, 0, s)
+            qq = R.MP.npdf(x, 0, s)
+            if addition:
+                p, qq = qq, p
+            return max(R.ZERO, p - R.MP.exp(e) * qq)
+        with R.MP.workdps(30):
+            pts = [-6 * s, 0, 0.5, 1, 1 + 6 * s]
+            level = -e if addition else e          # the kink: where the loss crosses ±ε (if it does)
+            if R.MP.exp(level) > 1 - mq:
+                pts.append(R.MP.findroot(lambda x: R.MP.log(mq * R.MP.exp((2 * x - 1) / (2 * s * s)) + 1 - mq)
+                                         - level, 0.5))
+            return R.MP.quad(f, [-R.MP.inf, *sorted(pts), R.MP.inf])
+
+    for e in (0.05, 0.5, 2.0):
+        for addition in (False, True):
+            ref = R.SubsampledGaussian(sigma, q, addition=addition).delta(e)
+            assert abs(ref - integral(R.mpf(e), addition)) <= 1e-12 * ref + R.mpf(1e-30)
+        assert _close(R.SubsampledGaussian(sigma, 1.0).delta(e), R.gaussian_delta(1 / R.mpf(sigma), e),
+                      rel=1e-40)
+
+
 def test_comparisons_have_no_slack_at_float_resolution():
     x = 0.1
     below = math.nextafter(x, 0.0)

@@ -598,6 +598,28 @@ def test_accountant_certified(profile):
     run.check()
 
 
+@pytest.mark.parametrize("profile", PROFILES)
+def test_dpsgd_one_step(profile):
+    """``lpdp.dpsgd(σ, q, 1)``: one Poisson-subsampled Gaussian step (the certified engine) against the
+    closed form of the removal and addition pairs (:class:`tests._reference.SubsampledGaussian`), the
+    larger δ; σ from 0.5 to 10, q from 1e-3 to 1."""
+    import lpdp
+
+    run = Run()
+    for seed in _seeds(profile, 6):
+        rng = np.random.default_rng([23, seed])
+        sigma = float(10.0 ** rng.uniform(-0.3, 1.0))
+        q = 1.0 if seed % 6 == 5 else float(10.0 ** rng.uniform(-3, 0))
+        ref = R.Worst(R.SubsampledGaussian(sigma, q), R.SubsampledGaussian(sigma, q, addition=True))
+        call = f"lpdp.dpsgd({sigma!r}, {q!r}, 1).guarantee()"
+        with run.case("dpsgd", call) as c:
+            g = lpdp.dpsgd(sigma, q, 1).guarantee()
+            targets = [1e-3, float(10.0 ** -rng.uniform(4, 12))]
+            eps = [0.0, *(float(x) for x in rng.uniform(0, float(g.epsilon(targets[1])[1]), 2))]
+            _check_guarantee(c, g, ref, eps, targets)
+    run.check()
+
+
 # -- f-DP bracket, the certified engine, interop -----------------------------------------------------
 @pytest.mark.parametrize("profile", PROFILES)
 def test_fdp_bracket(profile):
