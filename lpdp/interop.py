@@ -1,9 +1,11 @@
 """Interoperability with Google's dp_accounting (the optional extra ``lpdp[interop]``).
 
 * :func:`from_dp_event`: an :class:`~lpdp.Accountant` for a ``DpEvent`` built from
-  ``GaussianDpEvent``, ``LaplaceDpEvent``, ``RandomizedResponseDpEvent``, ``PoissonSampledDpEvent`` (of
-  any one of those), ``SelfComposedDpEvent``, ``ComposedDpEvent`` and ``NoOpDpEvent``; so a dp_accounting
-  user gets exact or certified answers;
+  ``GaussianDpEvent``, ``LaplaceDpEvent``, ``DiscreteLaplaceDpEvent``, ``RandomizedResponseDpEvent``,
+  ``MixtureOfGaussiansDpEvent`` (of sensitivities 0 and one other value), ``EpsilonDeltaDpEvent`` (where
+  the installed dp_accounting has it), ``PoissonSampledDpEvent`` and ``SampledWithoutReplacementDpEvent``
+  (of any one of those), ``SelfComposedDpEvent``, ``ComposedDpEvent`` and ``NoOpDpEvent``; so a
+  dp_accounting user gets exact or certified answers; any other event is refused by name;
 * :func:`to_pld`: a dp_accounting ``PrivacyLossDistribution`` of a region or a guarantee (pessimistic:
   its δ(ε) is never below lpdp's upper side), to hand back to a dp_accounting pipeline;
 * :func:`from_pld`: the :class:`~lpdp.PrivacyRegion` of a PLD's pair (its δ(ε) equals the PLD's).
@@ -20,18 +22,29 @@ from typing import Any
 import numpy as np
 
 from lpdp import _special as special
-from lpdp._validate import check_positive
+from lpdp._validate import check_int, check_positive, check_probability
 from lpdp.accountant import Accountant, Guarantee
 from lpdp.errors import LpdpError, ParameterError
-from lpdp.mechanisms import DPMechanism, GaussianMechanism, LaplaceMechanism, randomized_response, subsampled
+from lpdp.mechanisms import (
+    DPMechanism,
+    FiniteMechanism,
+    GaussianMechanism,
+    LaplaceMechanism,
+    randomized_response,
+    subsampled,
+)
 from lpdp.region import PrivacyRegion
 from lpdp.tradeoff import TradeoffFunction
 
 __all__ = ["from_dp_event", "to_pld", "from_pld"]
 
-#: The dp_accounting events :func:`from_dp_event` understands.
-SUPPORTED_EVENTS = ("GaussianDpEvent", "LaplaceDpEvent", "RandomizedResponseDpEvent", "PoissonSampledDpEvent",
-                    "SelfComposedDpEvent", "ComposedDpEvent", "NoOpDpEvent")
+#: The dp_accounting events :func:`from_dp_event` understands (``EpsilonDeltaDpEvent`` where the installed
+#: dp_accounting defines it).
+SUPPORTED_EVENTS = ("GaussianDpEvent", "LaplaceDpEvent", "DiscreteLaplaceDpEvent",
+                    "RandomizedResponseDpEvent", "MixtureOfGaussiansDpEvent", "EpsilonDeltaDpEvent",
+                    "PoissonSampledDpEvent",
+                    "SampledWithoutReplacementDpEvent", "SelfComposedDpEvent", "ComposedDpEvent",
+                    "NoOpDpEvent")
 
 
 def _dp_accounting() -> Any:
@@ -49,7 +62,14 @@ def from_dp_event(event: Any) -> Accountant:
     Laplace mechanism with scale m, ``RandomizedResponseDpEvent(p, k)`` k-ary randomized response with
     ``ε = log(1 + k(1 - p)/p)`` (keep the input with probability ``1 - p + p/k``; neighbours replace one
     input, dp_accounting's ``REPLACE_ONE``); a noise parameter of 0 (no noise) is the mechanism that
-    reveals its input, ``(0, 1)``-DP. Every composition is adaptive, as in dp_accounting.
+    reveals its input, ``(0, 1)``-DP. ``DiscreteLaplaceDpEvent(a, Δ)`` is the finite pair of the discrete
+    Laplace noise ``∝ e^{-a|x|}`` on inputs ``Δ`` and 0 (its loss takes the ``Δ + 1`` values
+    ``a(2x - Δ)``, ``x = 0 .. Δ``). ``MixtureOfGaussiansDpEvent(σ, (0, c), (1 - q, q))`` is the pair
+    ``(q N(c, σ²) + (1 - q) N(0, σ²), N(0, σ²))`` in both orders: the Gaussian of sensitivity ``|c|`` on a
+    Poisson subsample at rate ``q`` (other sensitivity sets are refused). ``EpsilonDeltaDpEvent(ε, δ)``
+    is a mechanism meeting (ε, δ). ``SampledWithoutReplacementDpEvent(n, m, e)`` is the mechanism of ``e``
+    on a fixed-size batch at rate ``m / n`` (replace-one neighbours, as dp_accounting's, whose noise
+    multipliers are over the replace-one sensitivity). Every composition is adaptive, as in dp_accounting.
 
     Examples
     --------
@@ -61,6 +81,7 @@ def from_dp_event(event: Any) -> Accountant:
     (True, 33.1037)
     """
     dpa = _dp_accounting()
+    events = dpa.dp_event
     acc = Accountant()
     stack: list[tuple[Any, int]] = [(event, 1)]
     while stack:
@@ -81,19 +102,70 @@ def from_dp_event(event: Any) -> Accountant:
             rr = _rr(float(ev.noise_parameter), int(ev.num_buckets))
             if rr is not None:          # one bucket: the output says nothing
                 acc.compose(rr, times)
-        elif isinstance(ev, dpa.PoissonSampledDpEvent):
+        elif isinstance(ev, (events.DiscreteLaplaceDpEvent, events.MixtureOfGaussiansDpEvent)):
+            m = _discrete_laplace(float(ev.noise_parameter), int(ev.sensitivity)) \
+                if isinstance(ev, events.DiscreteLaplaceDpEvent) else _gaussian_mixture(ev)
+            if m is not None:           # sensitivity 0: the output says nothing
+                acc.compose(m, times)
+        elif type(ev).__name__ == "EpsilonDeltaDpEvent":
+            acc.compose(DPMechanism([(float(ev.epsilon), float(ev.delta))]), times)
+        elif isinstance(ev, (dpa.PoissonSampledDpEvent, dpa.SampledWithoutReplacementDpEvent)):
             inner = from_dp_event(ev.event).parts
             if not inner:
                 continue
+            name = type(ev).__name__
             if len(inner) != 1 or inner[0][1] != 1:
-                raise ParameterError(f"event=PoissonSampledDpEvent of {type(ev.event).__name__}: one "
-                                     "Poisson sample must feed one mechanism run (subsample each event of a "
-                                     "composition instead)")
-            acc.compose(subsampled(inner[0][0], float(ev.sampling_probability)), times)
+                raise ParameterError(f"event={name} of {type(ev.event).__name__}: one sample must feed one "
+                                     "mechanism run (sample each event of a composition instead)")
+            if isinstance(ev, dpa.PoissonSampledDpEvent):
+                acc.compose(subsampled(inner[0][0], float(ev.sampling_probability)), times)
+            else:
+                acc.compose(subsampled(inner[0][0], _batch_rate(ev), "fixed_size"), times)
         else:
             raise ParameterError(f"event={type(ev).__name__}: not supported; from_dp_event takes "
                                  f"{', '.join(SUPPORTED_EVENTS)}")
     return acc
+
+
+def _batch_rate(ev: Any) -> float:
+    n = check_int(ev.source_dataset_size, "source_dataset_size", 1)
+    m = check_int(ev.sample_size, "sample_size", 1)
+    if m > n:
+        raise ParameterError(f"sample_size={m}: must be at most source_dataset_size={n}")
+    return m / n
+
+
+def _discrete_laplace(a: float, sensitivity: int) -> Any:
+    """The pair of ``Δ + Z`` and ``Z``, ``Z ~ DLap(a)`` (``P(Z = z) = tanh(a/2) e^{-a|z|}``), on its loss
+    classes ``X <= 0``, ``X = 1 .. Δ-1`` and ``X >= Δ``."""
+    a = check_positive(a, "noise_parameter")
+    d = check_int(sensitivity, "sensitivity", 0)
+    if d == 0:
+        return None
+    t = math.tanh(a / 2)
+    x = np.arange(1, d)
+    top = 1.0 / (1.0 + math.exp(-a))                   # P(Z >= 0)
+    low = math.exp(-a * d) * top                       # P(Z <= -Δ)
+    p = np.concatenate([[low], t * np.exp(-a * (d - x)), [top]])
+    return FiniteMechanism.from_pair(p.tolist(), p[::-1].tolist())
+
+
+def _gaussian_mixture(ev: Any) -> Any:
+    """``q N(c, σ²) + (1 - q) N(0, σ²)`` against ``N(0, σ²)``: the Poisson-subsampled Gaussian of
+    sensitivity ``|c|`` (``None`` when no sensitivity is positive: the output says nothing)."""
+    sigma = check_positive(ev.standard_deviation, "standard_deviation")
+    mass: dict[float, float] = {}
+    for c, w in zip(ev.sensitivities, ev.sampling_probs, strict=True):
+        if float(w) > 0 and float(c) != 0.0:
+            mass[float(c)] = mass.get(float(c), 0.0) + float(w)
+    if len(mass) > 1:
+        raise ParameterError(f"event=MixtureOfGaussiansDpEvent(sensitivities={list(ev.sensitivities)!r}): "
+                             "only sensitivities 0 and one other value (a subsampled Gaussian) are supported")
+    if not mass:
+        return None
+    (c, w), = mass.items()
+    return subsampled(GaussianMechanism(sigma, abs(c)), check_probability(min(w, 1.0), "sampling_probs",
+                                                                          open_left=True))
 
 
 def _revealing() -> DPMechanism:
