@@ -25,6 +25,25 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Under pytest-xdist, a worker hands its soundness tally to the controller (``workeroutput``)."""
+    from tests.oracles import SOUNDNESS_TALLY
+
+    if hasattr(session.config, "workeroutput"):
+        session.config.workeroutput["soundness_tally"] = SOUNDNESS_TALLY
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error) -> None:
+    """The controller adds each finished worker's soundness tally to its own (pytest-xdist hook)."""
+    from tests.oracles import SOUNDNESS_TALLY
+
+    for route, counts in getattr(node, "workeroutput", {}).get("soundness_tally", {}).items():
+        mine = SOUNDNESS_TALLY.setdefault(route, {"cases": 0, "points": 0, "unsafe": 0})
+        for key, value in counts.items():
+            mine[key] = mine.get(key, 0) + value
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
     """Print the soundness suite's counts (tests/test_soundness.py) when it ran."""
     from tests.oracles import tally_summary
