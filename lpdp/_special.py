@@ -64,6 +64,16 @@ _log_ndtr_array = np.frompyfunc(_log_ndtr_one, 1, 1)
 _ndtr_array = np.frompyfunc(_ndtr_one, 1, 1)
 
 
+def _elementwise(x: Any, one: Any, many: Any, scipy_name: str) -> Any:
+    """``one`` on a scalar, ``many`` (its ``frompyfunc``) on a small array, scipy's on a large one."""
+    x = np.asarray(x, dtype=float)
+    if x.ndim == 0:
+        return np.float64(one(float(x)))
+    if x.size > SMALL:
+        return __getattr__(scipy_name)(x)
+    return many(x).astype(float)
+
+
 def log_ndtr(x: Any) -> Any:
     """``log Φ(x)``, elementwise, for doubles (a float for a scalar, an array of floats otherwise).
 
@@ -88,12 +98,7 @@ def log_ndtr(x: Any) -> Any:
     >>> [round(float(v), 6) for v in log_ndtr([-40.0, 1.0])]
     [-804.608442, -0.172754]
     """
-    x = np.asarray(x, dtype=float)
-    if x.ndim == 0:
-        return np.float64(_log_ndtr_one(float(x)))
-    if x.size > SMALL:
-        return __getattr__("log_ndtr")(x)
-    return _log_ndtr_array(x).astype(float)
+    return _elementwise(x, _log_ndtr_one, _log_ndtr_array, "log_ndtr")
 
 
 def ndtr(x: Any) -> Any:
@@ -107,9 +112,4 @@ def ndtr(x: Any) -> Any:
     >>> round(float(ndtr(1.0)), 12)
     0.841344746069
     """
-    x = np.asarray(x, dtype=float)
-    if x.ndim == 0:
-        return np.float64(_ndtr_one(float(x)))
-    if x.size > SMALL:
-        return __getattr__("ndtr")(x)
-    return _ndtr_array(x).astype(float)
+    return _elementwise(x, _ndtr_one, _ndtr_array, "ndtr")
