@@ -115,6 +115,17 @@ class Run:
         assert not self.bad, f"{len(self.bad)} unsafe values:\n" + "\n".join(self.bad[:40])
 
 
+def _built(run: Run, route: str, call: str, build):
+    """``build()``, or None when it refuses a valid input (counted as unsafe, with the call, so the other
+    cases still run)."""
+    try:
+        return build()
+    except LpdpError as exc:
+        with run.case(route, call):
+            raise exc
+        return None
+
+
 # -- random parameters -------------------------------------------------------------------------------
 TARGETS = (1e-3, 1e-6, 1e-10, 1e-20, 1e-50, 1e-100, 1e-300)
 
@@ -214,7 +225,6 @@ def test_compose_homogeneous(profile):
         else:
             k = int(10 ** rng.uniform(0, 3.3))
         ref = _binomial(e0, d0, k)
-        r = homogeneous(e0, d0, k)
         # losses (2a - k) ε0 in the window that carries mass, nearest the tail first
         counts = [a for a in ref.counts if 2 * a > k]
         picks = counts[-6:] + (list(rng.choice(counts, size=min(3, len(counts)), replace=False))
@@ -222,6 +232,7 @@ def test_compose_homogeneous(profile):
         losses = [float((2 * a - k) * R.mpf(e0)) for a in picks]
         eps = _eps_points(rng, losses)
         with run.case("compose.homogeneous", f"homogeneous({e0!r}, {d0!r}, {k})") as c:
+            r = homogeneous(e0, d0, k)
             c.deltas(".delta", eps, r.delta(eps), ref)
             for t in _targets(rng):
                 c.eps_upper(".epsilon", t, r.epsilon(t), ref)
@@ -244,9 +255,9 @@ def test_compose_heterogeneous(profile):
         ref = R.identity()
         for e, k in levels.items():
             ref = ref * R.rr(2, e) ** k
-        r = heterogeneous(levels)
         eps = _eps_points(rng, _pair_losses(ref))
         with run.case("compose.heterogeneous", f"heterogeneous({levels})") as c:
+            r = heterogeneous(levels)
             c.deltas(".delta", eps, r.delta(eps), ref)
             for t in _targets(rng):
                 c.eps_upper(".epsilon", t, r.epsilon(t), ref)
@@ -266,9 +277,9 @@ def test_compose_double_dp(profile, method):
         ref = _constraints_power((first, second), k)
         eps = _eps_points(rng, _pair_losses(ref))
         targets = _targets(rng)
-        r = double_dp(first, second, k, method=method)
         with run.case(f"compose.double_dp[{method}]", f"double_dp({first}, {second}, {k}, "
                       f"method={method!r})") as c:
+            r = double_dp(first, second, k, method=method)
             c.deltas(".delta", eps, r.delta(eps), ref)
             for t in targets:
                 c.eps_upper(".epsilon", t, r.epsilon(t), ref)
@@ -317,10 +328,10 @@ def test_compose_multi(profile):
             if len({e for e, _ in cons}) < len(cons):
                 continue
         ref = _constraints_power(tuple(cons), k)
-        r = multi(cons, k) if step is None else multi(cons, k, step=step)
         eps = _eps_points(rng, _pair_losses(ref))
         route = "compose.multi" if step is None else "compose.multi[step]"
         with run.case(route, f"multi({cons}, {k}" + (f", step={step})" if step else ")")) as c:
+            r = multi(cons, k) if step is None else multi(cons, k, step=step)
             c.deltas(".delta", eps, r.delta(eps), ref)
             for t in _targets(rng):
                 c.eps_upper(".epsilon", t, r.epsilon(t), ref)
@@ -504,7 +515,8 @@ def test_accountant_finite(profile):
             g = acc.guarantee()
         except ParameterError as exc:          # a documented size limit (the exact lattice's memory)
             if "needs ~" not in str(exc):
-                raise
+                with run.case("Accountant", call):
+                    raise
             continue
         eps = _eps_points(rng, losses)
         targets = [*_targets(rng), 0.0]
@@ -529,12 +541,15 @@ def test_accountant_randomized_response(profile):
         else:
             k = int(rng.integers(1, 30))
             ref = R.RRPower(K, e0, k)
-        g = Accountant().compose(randomized_response(K, e0), k).guarantee()
+        call = f"Accountant().compose(randomized_response({K}, {e0!r}), {k}).guarantee()"
+        g = _built(run, "Accountant[rr]", call,
+                   lambda K=K, e0=e0, k=k: Accountant().compose(randomized_response(K, e0), k).guarantee())
+        if g is None:
+            continue
         top = k * e0
         losses = [float(top - 2 * j * R.mpf(e0)) for j in range(min(k, 4))]
         eps = _eps_points(rng, losses)
-        with run.case(f"Accountant[rr, {g.route}]", f"Accountant().compose(randomized_response({K}, {e0!r}),"
-                      f" {k}).guarantee()") as c:
+        with run.case(f"Accountant[rr, {g.route}]", call) as c:
             _check_guarantee(c, g, ref, eps, [*_targets(rng), 0.0])
     run.check()
 
@@ -554,12 +569,14 @@ def test_accountant_gaussian(profile):
         acc = Accountant()
         for s, k in zip(sig, ks, strict=True):
             acc.compose(GaussianMechanism(s), k)
-        g = acc.guarantee()
+        call = "Accountant()" + "".join(f".compose(GaussianMechanism({s!r}), {k})"
+                                        for s, k in zip(sig, ks, strict=True)) + ".guarantee()"
+        g = _built(run, "Accountant[gaussian]", call, acc.guarantee)
+        if g is None:
+            continue
         ref = R.Mixed(R.identity(), mu=mu_ref)
         mu = float(mu_ref)
         eps = [0.0, *(float(x) for x in rng.uniform(0, mu * mu / 2 + 6 * mu, 3))]
-        call = "Accountant()" + "".join(f".compose(GaussianMechanism({s!r}), {k})"
-                                        for s, k in zip(sig, ks, strict=True)) + ".guarantee()"
         with run.case(f"Accountant[gaussian, {g.route}]", call) as c:
             _check_guarantee(c, g, ref, eps, _targets(rng, 1))     # ε(δ) costs ~0.1 s a target
     run.check()
