@@ -719,6 +719,39 @@ def test_pld_compose(profile):
     run.check()
 
 
+@pytest.mark.parametrize("profile", PROFILES)
+def test_pld_compose_closed_forms(profile):
+    """``lpdp.pld.compose`` of continuous laws alone, against closed forms: k Gaussian laws (``G_μ√k``,
+    δ down to 1e-12) and one or two Laplace laws; lower <= truth <= upper, ε on both sides."""
+    from lpdp.pld import compose
+
+    run = Run()
+    for seed in _seeds(profile, 4):
+        rng = np.random.default_rng([24, seed])
+        if seed % 2 == 0:
+            s, k = float(rng.uniform(0.5, 4.0)), int(rng.integers(1, 12))
+            parts = [(GaussianMechanism(s).loss_law(), k)]
+            ref = R.Mixed(R.identity(), mu=R.MP.sqrt(k) / R.mpf(s))
+            call = f"compose([(GaussianMechanism({s!r}).loss_law(), {k})])"
+            top = k / (2 * s * s) + 6 * k**0.5 / s
+        else:
+            b, k = float(rng.uniform(0.3, 4.0)), int(rng.integers(1, 3))
+            parts = [(LaplaceMechanism(b).loss_law(), k)]
+            ref = R.Mixed(R.identity(), lap_a=1 / R.mpf(b), n_lap=k)
+            call, top = f"compose([(LaplaceMechanism({b!r}).loss_law(), {k})])", k / b
+        eps = [0.0, *(float(x) for x in rng.uniform(0, top, 3))]
+        with run.case("pld.compose[closed form]", call) as c:
+            br = compose(parts)
+            lo, hi = br.delta(eps)
+            c.deltas(".delta[upper]", eps, hi, ref)
+            c.deltas(".delta[lower]", eps, lo, ref, side="lower")
+            for t in (1e-3, float(10 ** -rng.uniform(4, 12))):
+                e_lo, e_hi = br.epsilon(t)
+                c.eps_upper(".epsilon[upper]", t, float(np.ravel(e_hi)[0]), ref)
+                c.eps_lower(".epsilon[lower]", t, float(np.ravel(e_lo)[0]), ref)
+    run.check()
+
+
 # -- the CLI: JSON and the printed summaries ---------------------------------------------------------
 def _cli(words: list[str]) -> str:
     from lpdp.cli import main
