@@ -4,13 +4,15 @@
 from __future__ import annotations
 
 import codecs
+import functools
 import json
 import math
 import numbers
 import os
 import tomllib
-from collections.abc import Sequence
-from typing import Any
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -27,6 +29,69 @@ __all__ = [
     "check_int",
     "check_weights",
 ]
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def renamed(**old_to_new: str) -> Callable[[F], F]:
+    """Keep an old keyword spelling of a renamed parameter (``@renamed(eps="epsilon")``): the old keyword
+    still works and warns (DeprecationWarning); giving both is a TypeError. The signature shown
+    (``inspect.signature``, the docs) is the new one.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> @renamed(eps="epsilon")
+    ... def f(epsilon=1.0):
+    ...     return epsilon
+    >>> with warnings.catch_warnings(record=True) as w:
+    ...     warnings.simplefilter("always")
+    ...     f(eps=2.0), str(w[0].message)
+    (2.0, 'f: eps= is deprecated, write epsilon=')
+    """
+    def wrap(fn: F) -> F:
+        @functools.wraps(fn)
+        def inner(*args: Any, **kwargs: Any) -> Any:
+            for old, new in old_to_new.items():
+                if old in kwargs:
+                    if new in kwargs:
+                        raise TypeError(f"{fn.__name__}: give {new}= ({old}= is its deprecated spelling), "
+                                        "not both")
+                    warnings.warn(f"{fn.__name__}: {old}= is deprecated, write {new}=", DeprecationWarning,
+                                  stacklevel=2)
+                    kwargs[new] = kwargs.pop(old)
+            return fn(*args, **kwargs)
+        return inner  # type: ignore[return-value]
+    return wrap
+
+
+def each_value(method: F) -> F:
+    """A method of one number ``method(self, x)`` answering arrays too: an array (or list) ``x`` gives an
+    array of its shape, one answer per value; a scalar a scalar (the one shape rule of ``delta()`` and
+    ``epsilon()``, docs/api.md).
+
+    Examples
+    --------
+    >>> class Twice:
+    ...     @each_value
+    ...     def of(self, x):
+    ...         return 2.0 * float(x)
+    >>> Twice().of(1.5), Twice().of([[1.0], [2.0]]).tolist()
+    (3.0, [[2.0], [4.0]])
+    """
+    @functools.wraps(method)
+    def inner(self: Any, x: Any, *args: Any, **kwargs: Any) -> Any:
+        if np.ndim(x) == 0:
+            return method(self, x, *args, **kwargs)
+        try:
+            values = np.asarray(x, dtype=float)
+        except (TypeError, ValueError):
+            raise ParameterError(f"{method.__name__}({x!r}): must be a number or an array of "
+                                 "numbers") from None
+        out = [method(self, float(v), *args, **kwargs) for v in values.ravel()]
+        return np.array(out, dtype=float).reshape(values.shape)
+    return inner  # type: ignore[return-value]
 
 
 def _as_float(name: str, value: object) -> float:

@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 
 from lpdp._search import bisect
-from lpdp._validate import check_delta, check_int, check_positive
+from lpdp._validate import check_delta, check_int, check_positive, renamed
 from lpdp.accountant import Larger, route
 from lpdp.errors import ParameterError
 from lpdp.region import PrivacyRegion
@@ -375,8 +375,10 @@ def tpr(guarantee: Any, fpr: Sequence[float] | np.ndarray = FPRS, *, tol: float 
 
 
 # ---------------------------------------------------------------------------------------------- budget
-def budget(parts: Sequence[tuple[Any, int]], delta: float, counts: Sequence[int] | np.ndarray) -> Curve:
-    """ε at ``delta`` (both sides) when the whole workload ``parts`` runs ``count`` times, per count.
+@renamed(counts="times")
+def budget(parts: Sequence[tuple[Any, int]], delta: float, times: Sequence[int] | np.ndarray) -> Curve:
+    """ε at ``delta`` (both sides) when the whole workload ``parts`` runs ``t`` times, for each ``t`` of
+    ``times``.
 
     Examples
     --------
@@ -386,9 +388,9 @@ def budget(parts: Sequence[tuple[Any, int]], delta: float, counts: Sequence[int]
     [0.0998, 0.9357, 3.7757]
     """
     delta = check_delta(delta, "delta")
-    n = np.array([check_int(c, f"counts[{i}]", 1) for i, c in enumerate(counts)], dtype=int)
+    n = np.array([check_int(c, f"times[{i}]", 1) for i, c in enumerate(times)], dtype=int)
     if n.size == 0:
-        raise ParameterError("counts=[]: give at least one count")
+        raise ParameterError("times=[]: give at least one count")
     lo, hi = np.empty(n.size), np.empty(n.size)
     exact = True
     for i, c in enumerate(n):
@@ -398,16 +400,17 @@ def budget(parts: Sequence[tuple[Any, int]], delta: float, counts: Sequence[int]
     return Curve("budget", "count", "epsilon", n.astype(float), lo, hi, exact, {"delta": delta})
 
 
-def counts_up_to(n: int, points: int = 12) -> list[int]:
-    """About ``points`` counts from 1 to ``n``, evenly on a log scale (each once).
+@renamed(n="times")
+def counts_up_to(times: int, points: int = 12) -> list[int]:
+    """About ``points`` counts from 1 to ``times``, evenly on a log scale (each once).
 
     Examples
     --------
     >>> counts_up_to(100, 5)
     [1, 3, 10, 32, 100]
     """
-    n = check_int(n, "n", 1)
-    return sorted({int(round(v)) for v in np.geomspace(1, n, check_int(points, "points", 1))})
+    top = check_int(times, "times", 1)
+    return sorted({int(round(v)) for v in np.geomspace(1, top, check_int(points, "points", 1))})
 
 
 #: The curves :func:`of` draws, by name.
@@ -416,19 +419,20 @@ KINDS = ("profile", "tradeoff", "tpr", "budget")
 FIGURE_FPRS = tuple(float(v) for v in np.geomspace(1e-5, 1.0, 26))
 
 
+@renamed(count="times")
 def of(kind: str, guarantee: Any, parts: Sequence[tuple[Any, int]] = (), *,
        epsilon_range: tuple[float, float] | None = None, fpr: Sequence[float] | None = None,
-       delta: float = 1e-6, count: int = 100) -> Curve:
+       delta: float = 1e-6, times: int = 100) -> Curve:
     """One curve by name (what ``lpdp account --curve KIND`` computes): ``"profile"`` over
     ``epsilon_range`` (default automatic), ``"tradeoff"`` on [0, 1], ``"tpr"`` at ``fpr`` (default
-    :data:`FIGURE_FPRS`), ``"budget"``: ε at ``delta`` when ``parts`` run 1 to ``count`` times.
+    :data:`FIGURE_FPRS`), ``"budget"``: ε at ``delta`` when ``parts`` run 1 to ``times`` times.
 
     Examples
     --------
     >>> from lpdp.accountant import route
     >>> from lpdp.mechanisms import pure
     >>> parts = [(pure(0.5), 2)]
-    >>> [round(e, 4) for e in of("budget", route(parts), parts, count=4).upper.tolist()]
+    >>> [round(e, 4) for e in of("budget", route(parts), parts, times=4).upper.tolist()]
     [1.0, 2.0, 3.0, 4.0]
     """
     if kind == "profile":
@@ -438,5 +442,5 @@ def of(kind: str, guarantee: Any, parts: Sequence[tuple[Any, int]] = (), *,
     if kind == "tpr":
         return tpr(guarantee, FIGURE_FPRS if fpr is None else fpr)
     if kind == "budget":
-        return budget(parts, delta, counts_up_to(count))
+        return budget(parts, delta, counts_up_to(times))
     raise ParameterError(f"kind={kind!r}: must be one of {', '.join(KINDS)}")

@@ -24,14 +24,24 @@ from lpdp.region import PrivacyRegion
 __all__ = ["mix", "conjugate_tradeoff", "mix_conjugate"]
 
 
-def _checked(components: Iterable[tuple[float, PrivacyRegion]]) -> tuple[list[PrivacyRegion], np.ndarray]:
+#: A mixture's components: ``(region, weight)`` pairs (the library's pair order, the object then its number,
+#: as ``(mechanism, times)``); the ``(weight, region)`` order of the sum ``Σ α_i R_i`` is read the same.
+Components = Iterable[tuple[PrivacyRegion, float] | tuple[float, PrivacyRegion]]
+
+
+def _checked(components: Components) -> tuple[list[PrivacyRegion], np.ndarray]:
     items = list(components)
     if not items:
-        raise ParameterError("components=[]: at least one (weight, region) pair is needed")
+        raise ParameterError("components=[]: at least one (region, weight) pair is needed")
+    pairs = []
     for i, item in enumerate(items):
-        if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[1], PrivacyRegion)):
-            raise ParameterError(f"components[{i}]={item!r}: must be a (weight, PrivacyRegion) pair")
-    return [r for _, r in items], check_weights([w for w, _ in items], "weights")
+        if isinstance(item, tuple) and len(item) == 2 and isinstance(item[1], PrivacyRegion) \
+                and not isinstance(item[0], PrivacyRegion):
+            item = (item[1], item[0])
+        if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], PrivacyRegion)):
+            raise ParameterError(f"components[{i}]={item!r}: must be a (PrivacyRegion, weight) pair")
+        pairs.append(item)
+    return [r for r, _ in pairs], check_weights([w for _, w in pairs], "weights")
 
 
 def _pieces(regions: Sequence[PrivacyRegion]) -> tuple[list[np.ndarray], np.ndarray]:
@@ -47,7 +57,7 @@ def _pieces(regions: Sequence[PrivacyRegion]) -> tuple[list[np.ndarray], np.ndar
     return pieces, np.unique(slopes[np.isfinite(slopes)])
 
 
-def conjugate_tradeoff(components: Iterable[tuple[float, PrivacyRegion]],
+def conjugate_tradeoff(components: Components,
                        t: float | Sequence[float] | np.ndarray) -> np.ndarray:
     """The mixture's trade-off function at ``t`` by Appendix H: ``f_m = (Σ_i α_i f_i^*)^*``.
 
@@ -60,7 +70,7 @@ def conjugate_tradeoff(components: Iterable[tuple[float, PrivacyRegion]],
     >>> a, b = lpdp.PrivacyRegion.from_dp(1.3, 0.0), lpdp.PrivacyRegion.from_dp(0.5, 0.2)
     >>> t = [0.0, 0.1, 0.4]
     >>> [round(float(x), 12) for x in conjugate_tradeoff([(0.5, a), (0.5, b)], t)] == [
-    ...     round(float(x), 12) for x in lpdp.mix([(0.5, a), (0.5, b)]).tradeoff(t)]
+    ...     round(float(x), 12) for x in lpdp.mix([(a, 0.5), (b, 0.5)]).tradeoff(t)]
     True
     """
     regions, weights = _checked(components)
@@ -75,7 +85,7 @@ def conjugate_tradeoff(components: Iterable[tuple[float, PrivacyRegion]],
     return np.max(slopes[None, :] * tt[:, None] - g[None, :], axis=1)
 
 
-def mix_conjugate(components: Iterable[tuple[float, PrivacyRegion]]) -> PrivacyRegion:
+def mix_conjugate(components: Components) -> PrivacyRegion:
     """The mixture's region by Appendix H: its vertices are ``Σ_i α_i v_i(s)``, where ``v_i(s)`` is the
     vertex of ``F_i`` supporting slope ``s``, for one ``s`` strictly between each pair of consecutive
     slopes of the ``f_i`` (and one beyond each end). Compare :func:`mix`.
@@ -84,8 +94,8 @@ def mix_conjugate(components: Iterable[tuple[float, PrivacyRegion]]) -> PrivacyR
     --------
     >>> import lpdp
     >>> a, b = lpdp.PrivacyRegion.from_dp(1.3, 0.0), lpdp.PrivacyRegion.from_dp(0.5, 0.2)
-    >>> m = mix_conjugate([(0.5, a), (0.5, b)])
-    >>> abs(m.area() - lpdp.mix([(0.5, a), (0.5, b)]).area()) < 1e-12
+    >>> m = mix_conjugate([(a, 0.5), (b, 0.5)])
+    >>> abs(m.area() - lpdp.mix([(a, 0.5), (b, 0.5)]).area()) < 1e-12
     True
     """
     regions, weights = _checked(components)
@@ -99,13 +109,14 @@ def mix_conjugate(components: Iterable[tuple[float, PrivacyRegion]]) -> PrivacyR
     return PrivacyRegion.from_vertices(np.clip(points, 0.0, 1.0))
 
 
-def mix(components: Iterable[tuple[float, PrivacyRegion]]) -> PrivacyRegion:
+def mix(components: Components) -> PrivacyRegion:
     """Weighted Minkowski sum ``Σ α_i R_i`` of privacy regions (Lemma 1, Corollary 1).
 
     Parameters
     ----------
-    components : iterable of (weight, PrivacyRegion)
-        Weights must be non-negative and sum to one.
+    components : iterable of (PrivacyRegion, weight)
+        Weights must be non-negative and sum to one (``(weight, region)`` pairs, the order of
+        ``Σ α_i R_i``, are read the same).
 
     Returns
     -------
@@ -117,7 +128,7 @@ def mix(components: Iterable[tuple[float, PrivacyRegion]]) -> PrivacyRegion:
     >>> import lpdp
     >>> a = lpdp.PrivacyRegion.from_dp(1.3, 0.0)
     >>> b = lpdp.PrivacyRegion.from_dp(0.5, 0.2)
-    >>> m = lpdp.mix([(0.5, a), (0.5, b)])
+    >>> m = lpdp.mix([(a, 0.5), (b, 0.5)])
     >>> round(float(m.delta(0.5)), 6) == round(0.5 * float(a.delta(0.5)) + 0.5 * 0.2, 6)
     True
     """

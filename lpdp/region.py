@@ -37,7 +37,7 @@ from lpdp._numerics import (
     round_up,
 )
 from lpdp._search import bisect
-from lpdp._validate import check_delta, check_epsilon
+from lpdp._validate import check_delta, check_epsilon, each_value
 from lpdp.errors import InternalError, ParameterError
 
 __all__ = ["PrivacyRegion", "LowerSide", "check_normalised", "largest_delta_gap", "merge_error"]
@@ -740,9 +740,10 @@ class PrivacyRegion:
     def _top_loss(self) -> float:
         return float(self._loss[0]) if self._loss.size else _NEG_INF
 
+    @each_value
     def epsilon(self, delta: float) -> float:
         """Smallest ``ε >= 0`` with ``δ(ε) <= delta``, certified from above (a valid privacy guarantee);
-        ``inf`` when ``delta`` may be below ``δ(∞) = p_inf``.
+        ``inf`` when ``delta`` may be below ``δ(∞) = p_inf``; an array of ``delta`` gives an array.
 
         The returned ε is checked with the certified :meth:`delta`: ``delta(ε) <= delta``.
         :meth:`epsilon_lower` is the attack side.
@@ -798,6 +799,7 @@ class PrivacyRegion:
         lo = 0.0 if not math.isfinite(lo) else lo
         return bisect(lambda e: cert(e) > log_dlt, lo, hi)[1]    # cert(hi) <= log_dlt < cert(lo)
 
+    @each_value
     def epsilon_lower(self, delta: float) -> float:
         """An ε below the exact pair's smallest ε with ``δ(ε) <= delta`` (an attack bound): at the
         returned ε, :meth:`delta_lower` is above ``delta`` (or it is 0).

@@ -2,25 +2,14 @@
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
+from lpdp._validate import renamed
 from lpdp.region import PrivacyRegion
 
 __all__ = ["assert_regions_equal", "assert_delta_le", "boundary_distance"]
-
-
-def _old_eps(epsilon: Any, eps: Any, where: str) -> Any:
-    """``eps=``: the old spelling of ``epsilon=`` (deprecated; the library says ``epsilon``)."""
-    if eps is None:
-        return epsilon
-    if epsilon is not None:
-        raise TypeError(f"{where}: give epsilon= (eps= is its deprecated spelling), not both")
-    warnings.warn(f"{where}: eps= is deprecated, write epsilon=", DeprecationWarning, stacklevel=3)
-    return eps
 
 
 def _grid(a: PrivacyRegion, b: PrivacyRegion, epsilon: Sequence[float] | None) -> np.ndarray:
@@ -38,10 +27,10 @@ def boundary_distance(a: PrivacyRegion, b: PrivacyRegion) -> float:
     return float(LineString(a.boundary()).hausdorff_distance(LineString(b.boundary())))
 
 
+@renamed(eps="epsilon")
 def assert_regions_equal(a: PrivacyRegion, b: PrivacyRegion, *, rtol: float = 1e-12,
                          atol: float = 1e-300, boundary_atol: float = 1e-12,
-                         epsilon: Sequence[float] | None = None, eps: Sequence[float] | None = None
-                         ) -> None:
+                         epsilon: Sequence[float] | None = None) -> None:
     """Assert equal δ(ε) on a grid (relative ``rtol``) and boundary distance below ``boundary_atol``.
 
     Examples
@@ -50,7 +39,7 @@ def assert_regions_equal(a: PrivacyRegion, b: PrivacyRegion, *, rtol: float = 1e
     >>> from lpdp.testing import assert_regions_equal
     >>> assert_regions_equal(PrivacyRegion.from_dp(1, 0), PrivacyRegion.from_constraints([(1, 0)]))
     """
-    grid = _grid(a, b, _old_eps(epsilon, eps, "assert_regions_equal"))
+    grid = _grid(a, b, epsilon)
     da, db = np.asarray(a.delta(grid)), np.asarray(b.delta(grid))
     bad = np.abs(da - db) > rtol * np.maximum(np.abs(da), np.abs(db)) + atol
     if np.any(bad):
@@ -62,12 +51,11 @@ def assert_regions_equal(a: PrivacyRegion, b: PrivacyRegion, *, rtol: float = 1e
         raise AssertionError(f"boundaries differ by {dist!r} > {boundary_atol!r}")
 
 
+@renamed(eps="epsilon")
 def assert_delta_le(a: PrivacyRegion, b: PrivacyRegion | np.ndarray,
-                    epsilon: Sequence[float] | None = None, *, rtol: float = 1e-12,
-                    eps: Sequence[float] | None = None) -> None:
+                    epsilon: Sequence[float] | None = None, *, rtol: float = 1e-12) -> None:
     """Assert ``δ_a(ε) <= δ_b(ε)`` (relative ``rtol``) at every ``epsilon``: ``a`` is at least as
     private (``eps=`` is a deprecated spelling of ``epsilon=``)."""
-    epsilon = _old_eps(epsilon, eps, "assert_delta_le")
     if epsilon is None:
         raise TypeError("assert_delta_le: give the epsilon grid")
     grid = np.asarray(epsilon, dtype=float)

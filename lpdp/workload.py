@@ -68,7 +68,7 @@ register_kind("dpsgd", lambda v: dpsgd_mechanism(v["noise_multiplier"], v["sampl
                   "dataset_size": Field("int", "dpsgd: number of examples (with batch_size)"),
                   "steps": Field("int", "dpsgd: number of steps"),
                   "epochs": Field("float", "dpsgd: number of epochs (steps = ceil(epochs / rate))"),
-              }, count=_dpsgd_steps)
+              }, times=_dpsgd_steps)
 
 
 #: Estimated operations to validate and build one distinct entry (a DP region is built at once, ~2 ms),

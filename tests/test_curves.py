@@ -155,7 +155,7 @@ def test_bad_input_names_the_parameter():
         tradeoff(g, [1.5])
     with pytest.raises(ParameterError, match="fpr"):
         tpr(g, [-0.1])
-    with pytest.raises(ParameterError, match="counts"):
+    with pytest.raises(ParameterError, match=r"times\[0\]=0"):
         budget([(pure(1.0), 1)], 1e-6, [0])
 
 
@@ -174,7 +174,7 @@ def test_cli_export_without_at_writes_the_curve(tmp_path):
 
 
 def test_cli_budget_curve(tmp_path, capsys):
-    assert main(["account", "--dp", "0.1,1e-7", "--curve", "budget", "--count", "30", "--for-delta", "1e-5",
+    assert main(["account", "--dp", "0.1,1e-7", "--curve", "budget", "--times", "30", "--for-delta", "1e-5",
                  "--json"]) == 0
     curve = json.loads(capsys.readouterr().out)["curve"]
     assert curve["count"][0] == 1 and curve["count"][-1] == 30

@@ -149,12 +149,12 @@ def test_integer_ratio_keeps_fraction_structure():
 
 
 @pytest.mark.parametrize("counts,match", [
-    ({0.3: -1}, r"counts\[0\.3\]=-1: must be an integer >= 0"),
-    ({0.3: 2.5}, r"counts\[0\.3\]=2\.5: must be an integer >= 0"),
-    ({-0.3: 2}, r"counts epsilon=-0\.3: must be finite and >= 0"),
-    ({math.nan: 2}, r"counts epsilon=nan: must be finite and >= 0"),
-    ({math.inf: 2}, r"counts epsilon=inf: must be finite and >= 0"),
-    ({}, r"counts=\{\}: must be a non-empty mapping"),
+    ({0.3: -1}, r"times\[0\.3\]=-1: must be an integer >= 0"),
+    ({0.3: 2.5}, r"times\[0\.3\]=2\.5: must be an integer >= 0"),
+    ({-0.3: 2}, r"times epsilon=-0\.3: must be finite and >= 0"),
+    ({math.nan: 2}, r"times epsilon=nan: must be finite and >= 0"),
+    ({math.inf: 2}, r"times epsilon=inf: must be finite and >= 0"),
+    ({}, r"times=\{\}: must be a non-empty mapping"),
     ([(0.3, 2)], r"must be a non-empty mapping"),
 ])
 def test_bad_input(counts, match):

@@ -100,7 +100,7 @@ def test_mixing_with_full_triangle_adds_delta():
     ([(0.5, PrivacyRegion.from_dp(1, 0)), (0.6, PrivacyRegion.from_dp(1, 0))], r"must sum to 1"),
     ([(-0.5, PrivacyRegion.from_dp(1, 0)), (1.5, PrivacyRegion.from_dp(1, 0))],
      r"weights\[0\]=-0.5: must be finite and >= 0"),
-    ([(1.0, "R(1,0)")], r"components\[0\]=.*must be a \(weight, PrivacyRegion\) pair"),
+    ([(1.0, "R(1,0)")], r"components\[0\]=.*must be a \(PrivacyRegion, weight\) pair"),
 ])
 def test_bad_mixtures(components, match):
     with pytest.raises(ParameterError, match=match):

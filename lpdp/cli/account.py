@@ -48,7 +48,7 @@ def _handle(args: argparse.Namespace) -> int:
         from lpdp.curves import of
 
         curve = of(kind, guarantee, parts, epsilon_range=tuple(args.range) if args.range else None,
-                   fpr=args.fpr, delta=(for_delta or [1e-6])[0], count=args.count)
+                   fpr=args.fpr, delta=(for_delta or [1e-6])[0], times=args.times)
         payload["curve"] = curve.to_dict()
     return emit(args, Result(
         summary="\n".join(workload.summary(payload)),
@@ -94,7 +94,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="eps range of --curve profile (default: from where delta leaves 1 to delta = 1e-12)")
     p.add_argument("--fpr", type=float, nargs="+", metavar="A",
                    help="false-positive rates of --curve tpr (default: 26 from 1e-5 to 1)")
-    p.add_argument("--count", type=int, default=100, metavar="N",
-                   help="largest number of runs of the whole workload in --curve budget (default 100)")
+    p.add_argument("--times", "--count", dest="times", type=int, default=100, metavar="N",
+                   help="largest number of runs of the whole workload in --curve budget (default 100; "
+                        "--count is its old spelling)")
     add_output_options(p)
     p.set_defaults(func=_handle)

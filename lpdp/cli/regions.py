@@ -57,7 +57,7 @@ def _mix(args: argparse.Namespace) -> int:
     names = [f"{_label([p])} #{i + 1}" if [*pairs].count(p) > 1 else _label([p])
              for i, p in enumerate(pairs)]
     parts = {name: PrivacyRegion.from_dp(*p) for name, p in zip(names, pairs, strict=True)}
-    region = mix(list(zip(weights, parts.values(), strict=True)))
+    region = mix(list(zip(parts.values(), weights, strict=True)))
     label = " + ".join(f"{w:g}·{name}" for w, name in zip(weights, parts, strict=True))
     return emit(args, Result(
         summary=region_summary(region, args.at, title=f"mixture {label}"),

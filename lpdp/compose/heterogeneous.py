@@ -24,7 +24,7 @@ import numpy as np
 
 from lpdp._limits import check_budget, seconds_for
 from lpdp._numerics import UNIT_ROUNDOFF, ErrorBound, binomial_error, log_binom_pmf, log_softplus
-from lpdp._validate import check_epsilon, check_int
+from lpdp._validate import check_epsilon, check_int, renamed
 from lpdp.compose._convolve import log_convolve
 from lpdp.compose._levels import (
     commensurate_units,
@@ -44,12 +44,13 @@ __all__ = ["heterogeneous"]
 _BYTES_PER_POINT = 100
 
 
-def heterogeneous(counts: Mapping[float, int]) -> PrivacyRegion:
-    """Exact region of composing ``counts[ε]`` pure ε-DP mechanisms for every ε (Theorem 1).
+@renamed(counts="times")
+def heterogeneous(times: Mapping[float, int]) -> PrivacyRegion:
+    """Exact region of composing ``times[ε]`` pure ε-DP mechanisms for every ε (Theorem 1).
 
     Parameters
     ----------
-    counts : mapping of float to int
+    times : mapping of float to int
         ``{ε: number of ε-DP mechanisms}``; ε >= 0 finite, counts >= 0. Mechanisms with ε = 0 and levels
         with count 0 change nothing.
 
@@ -71,12 +72,12 @@ def heterogeneous(counts: Mapping[float, int]) -> PrivacyRegion:
     >>> abs(heterogeneous({0.5: 4, 0.0: 7}).delta(0.7) - homogeneous(0.5, 0.0, 4).delta(0.7)) < 1e-12
     True
     """
-    if not isinstance(counts, Mapping) or not counts:
-        raise ParameterError(f"counts={counts!r}: must be a non-empty mapping {{epsilon: count}}")
+    if not isinstance(times, Mapping) or not times:
+        raise ParameterError(f"times={times!r}: must be a non-empty mapping {{epsilon: count}}")
     levels = []
-    for e, x in counts.items():
-        eps = check_epsilon(e, "counts epsilon")
-        n = check_int(x, f"counts[{e!r}]", 0)
+    for e, x in times.items():
+        eps = check_epsilon(e, "times epsilon")
+        n = check_int(x, f"times[{e!r}]", 0)
         if eps > 0 and n > 0:
             levels.append((eps, n))
     if not levels:
@@ -87,7 +88,7 @@ def heterogeneous(counts: Mapping[float, int]) -> PrivacyRegion:
     if units is not None:
         return _by_levels(levels, units)
     points = math.prod(x + 1 for _, x in levels)
-    check_budget(f"counts={dict(levels)!r} ({points} lattice points: the ε are not commensurate)",
+    check_budget(f"times={dict(levels)!r} ({points} lattice points: the ε are not commensurate)",
                  memory_bytes=_BYTES_PER_POINT * points, seconds=seconds_for(30 * points),
                  hint="round the ε to a common step (their ratios rational with denominators <= 1000)")
     grids = np.meshgrid(*[np.arange(x + 1) for _, x in levels], indexing="ij", sparse=True)
@@ -130,7 +131,7 @@ def _by_levels(levels: list[tuple[float, int]], units: list[int]) -> PrivacyRegi
     (never below the loss of any key).
     """
     total = sum(u * x for u, (_, x) in zip(units, levels, strict=True))
-    check_budget(f"counts={dict(levels)!r} ({total + 1} integer levels)", memory_bytes=200.0 * (total + 1),
+    check_budget(f"times={dict(levels)!r} ({total + 1} integer levels)", memory_bytes=200.0 * (total + 1),
                  seconds=seconds_for(float(total) ** 2 / 20))
     log_h = np.zeros(1)
     err = ErrorBound()

@@ -99,7 +99,7 @@ _COUNTS: dict[str, Callable[[Mapping[str, Any], Mechanism], int]] = {}
 def register_kind(kind: str, build: Callable[[Mapping[str, Any]], Mechanism], *,
                   needed: Sequence[str] = (), optional: Sequence[str] = (),
                   fields: Mapping[str, Field] | None = None,
-                  count: Callable[[Mapping[str, Any], Mechanism], int] | None = None) -> None:
+                  times: Callable[[Mapping[str, Any], Mechanism], int] | None = None) -> None:
     """Add a ``[[mechanism]]`` kind: workload files, scenarios, ``lpdp account WORKLOAD``,
     ``lpdp filter ... --mechanism FILE`` and :func:`mechanism_from_dict` then read it.
 
@@ -114,9 +114,9 @@ def register_kind(kind: str, build: Callable[[Mapping[str, Any]], Mechanism], *,
         The keys the kind requires and accepts (beyond ``kind`` and ``times``).
     fields : mapping of str to Field, optional
         The schema of keys :data:`MECHANISM` does not have yet (a key already there keeps its schema).
-    count : callable, optional
-        ``count(values, mechanism) -> int``: how many times the entry runs, for a kind that counts its
-        runs in its own keys (its tables then refuse ``times``).
+    times : callable, optional
+        ``times(values, mechanism) -> int``: how many times the entry runs, for a kind that counts its
+        runs in its own keys (its tables then refuse the ``times`` key).
 
     Examples
     --------
@@ -127,13 +127,13 @@ def register_kind(kind: str, build: Callable[[Mapping[str, Any]], Mechanism], *,
     >>> unregister_kind("pure_twice")
     """
     _register(kind, lambda v, _named: build(v), needed=needed, optional=optional, fields=fields,
-              count=count)
+              times=times)
 
 
 def _register(kind: str, build: Callable[[Mapping[str, Any], Named], Mechanism], *,
               needed: Sequence[str] = (), optional: Sequence[str] = (),
               fields: Mapping[str, Field] | None = None,
-              count: Callable[[Mapping[str, Any], Mechanism], int] | None = None) -> None:
+              times: Callable[[Mapping[str, Any], Mechanism], int] | None = None) -> None:
     if not isinstance(kind, str) or not kind or kind in KINDS:
         raise ParameterError(f"kind={kind!r}: must be a new, non-empty name (known: {', '.join(KINDS)})")
     new = dict(fields or {})
@@ -147,8 +147,8 @@ def _register(kind: str, build: Callable[[Mapping[str, Any], Named], Mechanism],
         MECHANISM.setdefault(key, spec)
     KINDS[kind] = (tuple(needed), tuple(optional))
     _BUILDERS[kind] = build
-    if count is not None:
-        _COUNTS[kind] = count
+    if times is not None:
+        _COUNTS[kind] = times
 
 
 def unregister_kind(kind: str) -> None:

@@ -46,7 +46,7 @@ def run(params: dict[str, Any]) -> ScenarioOutput:
     for c in comps:
         label = c["label"] or " ∩ ".join(f"R({e:g}, {d:g})" for e, d in c["constraints"])
         parts[label] = PrivacyRegion.from_constraints(c["constraints"])
-    mixture = mix([(c["weight"], r) for c, r in zip(comps, parts.values(), strict=True)])
+    mixture = mix([(r, c["weight"]) for c, r in zip(comps, parts.values(), strict=True)])
     union = union_all([r.polygon for r in parts.values()])
     mpoly = mixture.polygon
     outside_union = mpoly.difference(union).area
