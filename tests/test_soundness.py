@@ -820,7 +820,14 @@ def test_cli_account(profile):
     _cli_cases(profile, "account")
 
 
-def _cli_cases(profile, command):
+@pytest.mark.parametrize("profile", PROFILES)
+def test_cli_compose_printed(profile):
+    """``lpdp compose --dp`` (in process): δ and ε in the printed summary, and its tight profile as
+    printed (each line a guarantee at the printed ε)."""
+    _cli_cases(profile, "compose", ("printed",))
+
+
+def _cli_cases(profile, command, outputs=("json", "printed")):
     run = Run()
     for seed in _seeds(profile, 30):
         if (seed % 2 == 0) != (command == "account"):
@@ -839,40 +846,44 @@ def _cli_cases(profile, command):
         targets = [1e-3, float(f"{10 ** -rng.uniform(4, 100):.3g}")]
         words += ["--at", *map(repr, at), "--for-delta", *map(repr, targets)]
         call = "lpdp " + " ".join(words)
-        js = json.loads(_cli([*words, "--json"]))
-        text = _cli(words)
-        with run.case(f"cli {words[0]} --json", call + " --json") as c:
-            if words[0] == "account":
-                for item in js["delta_at"]:
-                    truth = ref.delta(item["epsilon"])
-                    c.upper(f" delta_at[{item['epsilon']!r}].upper", item["upper"], truth)
-                    c.lower(f" delta_at[{item['epsilon']!r}].lower", item["lower"], truth)
-                for item in js["epsilon_for"]:
-                    c.eps_upper(" epsilon_for.upper", item["delta"], item["upper"], ref)
-                    c.eps_lower(" epsilon_for.lower", item["delta"], item["lower"], ref)
-            else:
-                for e, d in js["delta_at"]:
-                    c.upper(f" delta_at[{e!r}]", d, ref.delta(e))
-                for e, d in js["profile"]:
-                    c.upper(f" profile[{e!r}]", d, ref.delta(e))
-                for d, e in js["epsilon_for"]:
-                    c.eps_upper(" epsilon_for", d, e, ref)
-        with run.case(f"cli {words[0]} (printed)", call) as c:
-            if words[0] == "account":
-                for e, (hi, lo) in zip(at, _printed_pairs(text, "delta at eps="), strict=True):
-                    c.upper(f" 'delta at eps={e:g}' guarantee", hi, ref.delta(e))
-                    c.lower(f" 'delta at eps={e:g}' attack", lo, ref.delta(e))
-                for t, (hi, lo) in zip(targets, _printed_pairs(text, "eps for delta="), strict=True):
-                    c.eps_upper(" 'eps for delta' guarantee", t, hi, ref)
-                    c.eps_lower(" 'eps for delta' attack", t, lo, ref)
-            else:
-                shown = re.findall(r"^delta\(([^)]*)\) = " + _NUM + "$", text, re.M)
-                for e, (label, v) in zip(at, shown, strict=True):
-                    assert label == f"{e:g}", (label, e)
-                    c.upper(f" 'delta({e:g})' [--at {e!r}]", float(v), ref.delta(e))
-                got = re.findall(r"^epsilon for delta=([^:]*): " + _NUM + "$", text, re.M)
-                for t, (_, v) in zip(targets, got, strict=True):
-                    c.eps_upper(" 'epsilon for delta'", t, float(v), ref)
+        if "json" in outputs:
+            js = json.loads(_cli([*words, "--json"]))
+            with run.case(f"cli {words[0]} --json", call + " --json") as c:
+                if words[0] == "account":
+                    for item in js["delta_at"]:
+                        truth = ref.delta(item["epsilon"])
+                        c.upper(f" delta_at[{item['epsilon']!r}].upper", item["upper"], truth)
+                        c.lower(f" delta_at[{item['epsilon']!r}].lower", item["lower"], truth)
+                    for item in js["epsilon_for"]:
+                        c.eps_upper(" epsilon_for.upper", item["delta"], item["upper"], ref)
+                        c.eps_lower(" epsilon_for.lower", item["delta"], item["lower"], ref)
+                else:
+                    for e, d in js["delta_at"]:
+                        c.upper(f" delta_at[{e!r}]", d, ref.delta(e))
+                    for e, d in js["profile"]:
+                        c.upper(f" profile[{e!r}]", d, ref.delta(e))
+                    for d, e in js["epsilon_for"]:
+                        c.eps_upper(" epsilon_for", d, e, ref)
+        if "printed" in outputs:
+            text = _cli(words)
+            with run.case(f"cli {words[0]} (printed)", call) as c:
+                if words[0] == "account":
+                    for e, (hi, lo) in zip(at, _printed_pairs(text, "delta at eps="), strict=True):
+                        c.upper(f" 'delta at eps={e:g}' guarantee", hi, ref.delta(e))
+                        c.lower(f" 'delta at eps={e:g}' attack", lo, ref.delta(e))
+                    for t, (hi, lo) in zip(targets, _printed_pairs(text, "eps for delta="), strict=True):
+                        c.eps_upper(" 'eps for delta' guarantee", t, hi, ref)
+                        c.eps_lower(" 'eps for delta' attack", t, lo, ref)
+                else:
+                    shown = re.findall(r"^delta\(([^)]*)\) = " + _NUM + "$", text, re.M)
+                    for e, (label, v) in zip(at, shown, strict=True):
+                        assert label == f"{e:g}", (label, e)
+                        c.upper(f" 'delta({e:g})' [--at {e!r}]", float(v), ref.delta(e))
+                    got = re.findall(r"^epsilon for delta=([^:]*): " + _NUM + "$", text, re.M)
+                    for t, (_, v) in zip(targets, got, strict=True):
+                        c.eps_upper(" 'epsilon for delta'", t, float(v), ref)
+                    for e, d in _PROFILE_LINE.findall(text):
+                        c.upper(f" 'eps = {e}  delta = {d}'", float(d), ref.delta(float(e)))
     run.check()
 
 
