@@ -40,7 +40,8 @@ from lpdp._search import bisect
 from lpdp._validate import check_delta, check_epsilon, each_value
 from lpdp.errors import InternalError, ParameterError
 
-__all__ = ["PrivacyRegion", "LowerSide", "check_normalised", "largest_delta_gap", "merge_error"]
+__all__ = ["PrivacyRegion", "LowerSide", "check_normalised", "largest_delta_gap", "lines_error",
+           "merge_error"]
 
 _NEG_INF = -math.inf
 _LOG_TINY = math.log(1e-300)
@@ -281,7 +282,7 @@ class PrivacyRegion:
         pairs = list(constraints)
         if not pairs:
             raise ParameterError("constraints=[]: at least one (epsilon, delta) pair is needed")
-        losses, ds, cs = [], [], []
+        losses, ds, cs, rel = [], [], [], []
         for i, pair in enumerate(pairs):
             try:
                 e, d = pair
@@ -294,6 +295,8 @@ class PrivacyRegion:
             losses += [e, -e]
             ds += [d, -math.expm1(-e) + math.exp(-e) * d]
             cs += [1.0 - d, math.exp(-e) * (1.0 - d)]
+            rel += [0.0, 8 * UNIT_ROUNDOFF]     # the given δ; expm1, exp, a product and a sum of positives
+        lines = (np.array(losses), np.array(ds) * (1 - np.array(rel)), np.array(ds) * (1 + np.array(rel)))
         env = cls._from_lines(np.array(losses), np.array(ds), np.array(cs))
         # The result is symmetric: keep the edges with L >= 0, whose larger mass p was measured near the
         # top (accurate when small), and mirror them, so δ(∞) and the mass at -inf agree exactly.
@@ -302,12 +305,13 @@ class PrivacyRegion:
         total = np.logaddexp.reduce(np.concatenate(
             [[env._log_p_inf], env._log_p[pos], env._log_p[zero], env._log_q[pos]]))
         if not abs(math.expm1(total)) <= MASS_SUM_RTOL:
-            return env   # ε within rounding of 0 left the two halves unmatched: keep the envelope
-        return cls.from_log_masses(
+            return env.with_error(lines_error(env, *lines))  # ε within rounding of 0: keep the envelope
+        out = cls.from_log_masses(
             np.concatenate([env._loss[pos], env._loss[zero], -env._loss[pos][::-1]]),
             np.concatenate([env._log_p[pos], env._log_p[zero], env._log_q[pos][::-1]]),
             np.concatenate([env._log_q[pos], env._log_q[zero], env._log_p[pos][::-1]]),
             log_p_inf=env._log_p_inf, log_q_ninf=env._log_p_inf, check_total=False, error=env._err)
+        return out.with_error(lines_error(out, *lines))
 
     @classmethod
     def from_vertices(cls, points: Iterable[Sequence[float]]) -> PrivacyRegion:
@@ -613,8 +617,10 @@ class PrivacyRegion:
             if rel:
                 # outward-rounded losses: the upper side raises the negative ones by rel |L̂|, the lower
                 # side lowers the positive ones
+                # (atoms the shift does not touch keep the plain difference, whose rounding r_j covers)
+                moved = (ln < 0) if upper else (ln > 0)
                 xs = s - ln - rel * np.maximum(-ln, 0.0) if upper else s - ln + rel * np.maximum(ln, 0.0)
-                xs = np.nextafter(xs, -np.inf) if upper else np.nextafter(xs, np.inf)
+                xs = np.where(moved, np.nextafter(xs, -np.inf) if upper else np.nextafter(xs, np.inf), xs)
                 live = xs < 0
                 if not np.all(live):
                     lpn, xs = lpn[live], xs[live]
@@ -642,6 +648,8 @@ class PrivacyRegion:
             else:
                 total = w_sum - float(np.dot(w, -np.expm1(-r)))
                 total += w_inf * math.exp(-inf_err - u * (abs(log_inf) + abs(m) + 4)) if has_inf else 0.0
+            if math.isnan(total):           # an infinite bound times a zero term: no information
+                total = math.inf if upper else 0.0
             if not total > 0:
                 out[t] = _NEG_INF if not upper else round_up(m)
                 continue
@@ -659,8 +667,9 @@ class PrivacyRegion:
         s = shifted[:, None]
         xs = s - L[None, :]
         if rel:
+            moved = ((L < 0) if upper else (L > 0))[None, :]
             xs = xs - rel * np.maximum(-L, 0.0) if upper else xs + rel * np.maximum(L, 0.0)
-            xs = np.nextafter(xs, -np.inf) if upper else np.nextafter(xs, np.inf)
+            xs = np.where(moved, np.nextafter(xs, -np.inf) if upper else np.nextafter(xs, np.inf), xs)
         live = xs < 0
         with np.errstate(divide="ignore", invalid="ignore", under="ignore"):
             ell = np.where(live, log1mexp(np.where(live, xs, -1.0)), 0.0)
@@ -677,12 +686,13 @@ class PrivacyRegion:
             if not err.is_zero:
                 r = r + np.asarray(err.log_mass(-lp))[None, :]
             sign = 1.0 if upper else -1.0
-            cor = np.sum(w * np.expm1(sign * r), axis=1)
+            cor = np.sum(np.where(w > 0, w * np.expm1(sign * r), 0.0), axis=1)   # no 0 * inf
             total = np.sum(w, axis=1) + cor
             if has_inf:
                 mi = m_safe[:, 0]
                 total = total + np.exp(log_inf - mi) * np.exp(sign * (inf_err + u * (abs(log_inf) + np.abs(mi)
                                                                                       + 4)))
+            total = np.where(np.isnan(total), np.inf if upper else 0.0, total)
             log_s = np.log(np.where(total > 0, total, 1.0))
             n = np.sum(live, axis=1)
             gamma = u * (2 * np.log2(n + 2.0) + 2 * np.abs(m_safe[:, 0]) + 2 * np.abs(log_s) + 16)
@@ -847,7 +857,10 @@ class PrivacyRegion:
     def profile(self) -> list[tuple[float, float]]:
         """The tight pairs ``(ε_j, δ(ε_j))``, one per edge with ``ε_j >= 0``, sorted by ε.
 
-        For a symmetric region the region equals ``∩_j R(ε_j, δ_j)`` (Sec. II-B).
+        For a symmetric region the region equals ``∩_j R(ε_j, δ_j)`` (Sec. II-B). The δ are the nominal
+        values of the prefix face (O(log N) each, within about 1e-12 relative of the exact pair's, either
+        side); :meth:`delta` at the same ε certifies them from above, as ``lpdp.export.certified_profile``
+        and every JSON/printed profile do.
         """
         eps = np.sort(self._loss[self._loss >= 0])
         if eps.size == 0:
@@ -948,7 +961,13 @@ class PrivacyRegion:
         d = np.concatenate([r.support(r._loss) for r in (self, other)])
         c = np.concatenate([np.exp(r._log_cosupport(r._loss)) for r in (self, other)])
         # The vertical edges (δ(∞)) need no line of their own: each lies on the steepest edge's line.
-        return PrivacyRegion._from_lines(L, d, c)
+        out = PrivacyRegion._from_lines(L, d, c)
+        # each line's δ certified from both sides by its own region
+        d_lo = np.concatenate([r._exact_inf(r._loss, _exp_down(r._certified(r._loss, upper=False)))
+                               for r in (self, other)])
+        d_hi = np.concatenate([r._exact_inf(r._loss, _exp_up(r._certified(r._loss, upper=True)))
+                               for r in (self, other)])
+        return out.with_error(lines_error(out, L, d_lo, d_hi))
 
     # ------------------------------------------------------------------ misc
     @property
@@ -966,12 +985,15 @@ class PrivacyRegion:
         return int(self._loss.size)
 
     def __repr__(self) -> str:
-        prof = self.profile()
         from lpdp.display import format_upper
 
-        # each pair is a guarantee: ε and δ rounded up (the printed pair is never below the tight one)
-        shown = ", ".join(f"({format_upper(e)}, {format_upper(d)})" for e, d in prof[:4])
-        more = f", ... {len(prof) - 4} more" if len(prof) > 4 else ""
+        eps = np.sort(self._loss[self._loss >= 0])
+        count = max(eps.size, 1)
+        eps = eps[:4] if eps.size else np.array([0.0])
+        # each pair is a guarantee: the certified δ, and ε and δ rounded up (never below the tight pair)
+        shown = ", ".join(f"({format_upper(e)}, {format_upper(d)})"
+                          for e, d in zip(eps, np.atleast_1d(self.delta(eps)), strict=True))
+        more = f", ... {count - 4} more" if count > 4 else ""
         return f"PrivacyRegion(profile=[{shown}{more}], edges={self._loss.size})"
 
     def _repr_html_(self) -> str:
@@ -1265,6 +1287,64 @@ def merge_error(err: ErrorBound, group: int) -> ErrorBound:
     u = UNIT_ROUNDOFF
     return err.widened(mass=err.per_nat * depth + err.per_sqrt_nat * math.sqrt(depth) + u * (group + 6),
                        per_nat=2 * u)
+
+
+def lines_error(region: PrivacyRegion, losses: np.ndarray, d_lo: np.ndarray, d_hi: np.ndarray
+                ) -> ErrorBound:
+    """The bound of a region built from lines ``1 - bII - e^{L_i} bI <= d_i`` (:meth:`PrivacyRegion.
+    from_constraints`, :meth:`~PrivacyRegion.intersect`), whose exact ``d_i`` lie in ``[d_lo, d_hi]``:
+    a uniform relative bound on δ itself (docs/reliability.md, "Regions from lines").
+
+    ``δ`` is convex in ``σ = e^ε`` (a support function) for the exact region and for the computed one;
+    the computed one is affine in σ between its atoms' losses. Upper side: the exact δ at an atom loss
+    ``L_k`` is at most ``d_hi(L_k)`` (its line holds on the region), so if ``d_hi <= e^m δ̂`` at every
+    atom loss, at ``σ -> ∞`` (``δ(∞)``) and at ``σ = 0`` (where the exact δ is 1), the convex exact δ
+    lies under the affine ``e^m δ̂`` between them: ``δ <= e^m δ̂`` at every ε. Lower side: ``δ̂ <= e^m δ``
+    at the exact region's own breakpoints (the losses of its active lines, where ``δ = d``) gives it
+    everywhere the same way; it is checked at the computed region's atoms, i.e. the computed hull's active
+    lines are taken to be the exact one's (a line within rounding of active is its neighbours' meeting
+    point either way). ``δ̂`` is itself bracketed by the certified evaluation of the stored atoms. The
+    bound is returned as a ``mass`` term (and the same on the ``+inf`` mass), which the certified
+    evaluation applies as the factor ``e^{±m}`` on δ, and products and mixtures carry like an atom's
+    (their δ are positive combinations of the factors' δ at shifted ε).
+    """
+    u = UNIT_ROUNDOFF
+    base = region._err
+    if region._loss.size == 0:
+        return base
+    order = np.argsort(-losses, kind="stable")
+    L, lo, hi = losses[order], d_lo[order], d_hi[order]
+    starts = np.flatnonzero(np.concatenate(([True], np.diff(L) != 0)))
+    # lines of equal slope: the exact δ there is at most the smallest d (and at least the smallest d_lo)
+    L, lo, hi = L[starts], np.minimum.reduceat(lo, starts), np.minimum.reduceat(hi, starts)
+    at = np.searchsorted(-L, -region._loss)
+    if not (np.all(at < L.size) and np.all(L[np.minimum(at, L.size - 1)] == region._loss)):
+        raise InternalError("a region from lines has an edge on no line (a defect in lpdp: please report it)")
+    hat_lo = region._certified(region._loss, upper=False)
+    hat_hi = region._certified(region._loss, upper=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        up = np.where(hi[at] > 0, np.log(hi[at]) - hat_lo, 0.0)
+        down = np.where(hat_hi > _NEG_INF, hat_hi - np.log(lo[at]), 0.0)
+    total = float(np.logaddexp(logsumexp(region._log_p), region._log_p_inf))
+    spread = u * (4 * region._loss.size + 8)               # the sum's own rounding (positive terms)
+    worst = max(float(np.max(up, initial=0.0)), float(np.max(down, initial=0.0)),
+                -total + spread, total + spread)
+    p_inf_hi, p_inf_lo = float(np.min(hi)), float(np.min(lo))   # δ(∞) = the least d (every line at bI = 0)
+    if region._log_p_inf > _NEG_INF:
+        with np.errstate(divide="ignore"):
+            worst = max(worst, math.log(p_inf_hi) - region._log_p_inf,
+                        region._log_p_inf - (math.log(p_inf_lo) if p_inf_lo > 0 else _NEG_INF))
+    elif p_inf_hi > 0:
+        worst = math.inf
+    if not math.isfinite(worst):
+        worst = math.inf
+    m = round_up(worst * (1 + 1e-9) + 4 * u) if worst > 0 else 4 * u
+    inf = base.inf_mass if base.inf_mass is not None else 0.0
+    return ErrorBound(loss=base.loss, mass=round_up(base.mass + m), per_nat=base.per_nat,
+                      per_sqrt_nat=base.per_sqrt_nat, inf_mass=round_up(inf + m),
+                      loss_rel=base.loss_rel, loss_down=base.loss_down,
+                      inf_exact=base.inf_exact if base.inf_exact is not None and p_inf_lo == p_inf_hi
+                      == base.inf_exact else None)
 
 
 def _log_reduce(a: np.ndarray, starts: np.ndarray) -> np.ndarray:

@@ -71,7 +71,10 @@ def test_small_regions_keep_the_full_data(capsys):
     code, out, _ = run(capsys, "compose", "--dp", "0.5,1e-3", "-k", 5, "--json")
     doc = json.loads(out)
     assert code == 0 and "abbreviated" not in doc and doc["vertices"] and doc["edges"]["loss"]
-    assert doc["profile"] == [list(p) for p in homogeneous(0.5, 1e-3, 5).profile()]
+    region = homogeneous(0.5, 1e-3, 5)
+    assert [e for e, _ in doc["profile"]] == [e for e, _ in region.profile()]     # the edge losses
+    for e, d in doc["profile"]:                  # each δ certified from above: inside the bracket
+        assert region.delta_lower(e) <= d <= region.delta(e)
 
 
 # ---------------------------------------------------------------- silent surprises

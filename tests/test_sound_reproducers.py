@@ -279,3 +279,91 @@ def test_double_dp_lattice_brackets_the_six_point_pair(first, second, times, at)
     r = double_dp(first, second, times)
     truth = six_point_delta(first, second, times, at)
     assert mp.mpf(r.delta_lower(at)) <= truth <= mp.mpf(r.delta(at))
+
+
+@pytest.mark.parametrize("eps0, delta0, times", [(0.7914493687357504, 7.161032553299856e-12, 3),
+                                                 (1.2472482532280098, 1.6379515142982235e-07, 60)])
+def test_json_profile_is_certified(eps0, delta0, times):
+    """``lpdp compose --json``'s profile was the nominal face: 0.25893761896202233 where the truth is
+    0.2589376189620224 (oracle, 03:00); every pair is now at or above the Kairouz sum."""
+    import contextlib
+    import io
+    import json
+
+    from lpdp.cli import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["compose", "--dp", f"{eps0!r},{delta0!r}", "-k", str(times), "--json"]) == 0
+    profile = json.loads(out.getvalue())["profile"]
+    assert len(profile) == times // 2 + 1
+    for e, d in profile:
+        assert mp.mpf(d) >= dp_k_delta(eps0, delta0, times, e)
+
+
+def lines_delta(constraints: list[tuple[float, float]], eps: float) -> mp.mpf:
+    """δ(ε) of ``∩ R(ε_i, δ_i)`` by brute force over the polygon's vertices in mpmath: in the coordinates
+    ``t = bI``, ``w = 1 - bII`` each constraint is ``w <= δ + e^ε t`` and ``w <= 1 - e^{-ε}(1 - δ) +
+    e^{-ε} t``, with ``t >= 0``, ``w <= 1`` and ``t <= w``; δ(ε) is the largest ``w - e^ε t`` over the
+    pairwise meeting points that satisfy every constraint."""
+    import itertools
+
+    rows = []                                   # a t + b w <= c
+    for e, d in constraints:
+        e, d = mp.mpf(e), mp.mpf(d)
+        rows += [(-mp.exp(e), 1, d), (-mp.exp(-e), 1, 1 - mp.exp(-e) * (1 - d))]
+    rows += [(-1, 0, 0), (0, 1, 1), (1, -1, 0)]
+    sigma = mp.exp(mp.mpf(eps))
+    best = mp.mpf(0)
+    for (a1, b1, c1), (a2, b2, c2) in itertools.combinations(rows, 2):
+        det = a1 * b2 - a2 * b1
+        if det == 0:
+            continue
+        t, w = (c1 * b2 - c2 * b1) / det, (a1 * c2 - a2 * c1) / det
+        if all(a * t + b * w <= c + mp.mpf(10) ** -40 for a, b, c in rows):
+            best = max(best, w - sigma * t)
+    return best
+
+
+@pytest.mark.parametrize("a, b, at", [
+    ((1.3316109334986646, 8.342596886411472e-07), (0.5382090556059878, 2.346411742316348e-12),
+     0.5382090556059878),
+    ((0.5683843114672928, 3.2508786853337964e-09), (0.7438644544014963, 5.025303060384044e-10),
+     0.7438644544014963),
+    ((1.3316109334986646, 8.342596886411472e-07), (0.5382090556059878, 2.346411742316348e-12), 0.9),
+])
+def test_intersect_is_certified(a, b, at):
+    """``intersect`` rounded its breakpoints and took the result as exact: δ at a constraint's own ε was
+    an ulp or more below its δ (oracle, 03:00)."""
+    r = PrivacyRegion.from_dp(*a).intersect(PrivacyRegion.from_dp(*b))
+    truth = lines_delta([a, b], at)
+    assert mp.mpf(r.delta_lower(at)) <= truth <= mp.mpf(r.delta(at))
+    c = PrivacyRegion.from_constraints([a, b])
+    assert mp.mpf(c.delta_lower(at)) <= truth <= mp.mpf(c.delta(at))
+
+
+def test_mix_is_certified():
+    """``mix`` of constraint regions: δ at 1.3537 was 2.0891424289063874e-11, below the truth
+    2.089142428906392e-11 (oracle, 02:44); the mixture's δ is the weighted sum of its parts'."""
+    from lpdp import mix
+
+    w = [0.1937481382798238, 0.8062518617201762]
+    parts = [[(1.353663849884786, 1.0782774211172627e-10)],
+             [(0.5027013087362389, 0.0), (0.3155109857420506, 9.618681994971612e-10)]]
+    m = mix([(PrivacyRegion.from_constraints(c), wi) for wi, c in zip(w, parts, strict=True)])
+    for at in (0.0, 0.3155109857420506, 0.9, 1.353663849884786):
+        truth = sum(mp.mpf(wi) * lines_delta(c, at) for wi, c in zip(w, parts, strict=True))
+        assert mp.mpf(m.delta_lower(at)) <= truth <= mp.mpf(m.delta(at))
+
+
+@pytest.mark.parametrize("method", ["remark1", "remark2"])
+def test_double_dp_baselines_hold_at_the_given_delta(method):
+    """The baselines are intersections (``remark1``: of two Kairouz compositions): δ at ε1 of one run was
+    1.5302767438843225e-11, below the given δ1 (oracle, 03:00). They contain the exact region."""
+    from lpdp.compose import double_dp
+
+    first, second = (2.2480008506639773, 1.530276743884323e-11), (1.1503224447576885, 2.2340814586841042e-11)
+    for times, at in ((1, first[0]), (3, 6.660918991012193)):
+        r = double_dp(first, second, times, method=method)
+        assert mp.mpf(r.delta(at)) >= six_point_delta(first, second, times, at)
+    assert double_dp(first, second, 1, method=method).delta(first[0]) >= first[1]
