@@ -77,6 +77,21 @@ def test_general_iid_optimum_beats_a_dense_grid(mech, inputs, n, delta):
     assert p.delta_tilde + p.theta * (1 - p.delta_tilde) * n <= delta
 
 
+@pytest.mark.deep
+def test_subsampled_gaussian_optimum_beats_a_grid():
+    """The coarse-to-fine search on a mechanism whose quantiles are bisections (DP-SGD's step)."""
+    from lpdp.filters import default_pairs
+    from lpdp.mechanisms import subsampled
+
+    mech, n, delta = subsampled(GaussianMechanism(1.0), 0.05), 30, 1e-4
+    inputs = default_pairs(mech)
+    p = optimal_parameters(delta, n, mech, inputs=inputs)
+    grid = np.geomspace(delta * 1e-9, delta * (1 - 1e-9), 300)
+    theta = (delta - grid) / ((1 - grid) * n)
+    best_grid = min(brute_offset(mech, d, t, inputs) for d, t in zip(grid, theta, strict=True))
+    assert brute_offset(mech, p.delta_tilde, p.theta, inputs) <= best_grid + 1e-12
+
+
 def test_first_release_and_kappa_helpers():
     p = optimal_parameters(1e-3, 48)
     g = GaussianMechanism(2.0)

@@ -21,8 +21,13 @@ from lpdp.mechanisms import GaussianMechanism, Mechanism
 
 __all__ = ["FilterParameters", "optimal_parameters", "check_budget"]
 
-#: Points of the log-spaced grid every continuous optimum is verified against.
+#: Points of the log-spaced grid a continuous optimum is searched on (then refined by Brent's method).
 GRID_POINTS = 4001
+#: The grid is searched coarse to fine: every ``GRID_STRIDE``-th point first, then the fine points within
+#: two coarse steps of the best coarse one. For a unimodal objective (the Gaussian's is convex) the best
+#: fine point, hence the answer, is the full grid's; a loss quantile costing milliseconds (a subsampled
+#: mechanism's) then costs 12 times fewer evaluations.
+GRID_STRIDE = 16
 
 
 def check_budget(delta: float, max_steps: int, delta_tilde: float, theta: float) -> None:
@@ -114,8 +119,9 @@ def optimal_parameters(delta: float, max_steps: int, mechanism: Mechanism | None
     * Gaussian (the default mechanism): ``u(a) = μ²/2 - μ Φ^{-1}(a)``, so ``J`` is convex on ``(0, δ)``
       (``-Φ^{-1}`` is convex and decreasing on ``(0, 1/2)``, and ``θ(δ̃)`` is concave:
       ``θ'' = 2(δ - 1)/(N (1 - δ̃)³) < 0``), and does not depend on σ. It is minimised by bounded
-      Brent search on ``log δ̃`` around the best point of a log-spaced grid, and the answer is checked
-      to be no worse than every grid point.
+      Brent search on ``log δ̃`` around the best point of a log-spaced grid (searched coarse to fine,
+      :data:`GRID_STRIDE`: for a convex ``J`` the same point as the whole grid), and the answer is
+      checked to be no worse than every grid point evaluated.
     * Finite outputs: ``u`` is a step function whose jumps sit at the tail masses ``P(L > ℓ_j)``; on
       each step the best point is a left end, so the exact optimum is among ``δ̃ = P(L > ℓ_j)`` and
       ``θ = P(L > ℓ_j)`` (the other parameter as large as the budget allows); all are enumerated.
@@ -168,8 +174,13 @@ def optimal_parameters(delta: float, max_steps: int, mechanism: Mechanism | None
                         cands.append((_objective(mechanism, inputs, d, g), d, g))
     else:
         grid = np.geomspace(delta * 1e-9, delta * (1 - 1e-9), GRID_POINTS)
-        cands = [candidate(float(d)) for d in grid]
-        k = min(range(len(cands)), key=lambda i: cands[i])
+        scores = {i: candidate(float(grid[i])) for i in range(0, grid.size, GRID_STRIDE)}
+        best = min(sorted(scores), key=scores.__getitem__)
+        for i in range(max(best - 2 * GRID_STRIDE, 0), min(best + 2 * GRID_STRIDE + 1, grid.size)):
+            if i not in scores:
+                scores[i] = candidate(float(grid[i]))
+        cands = list(scores.values())
+        k = min(sorted(scores), key=scores.__getitem__)
         lo, hi = math.log(grid[max(k - 1, 0)]), math.log(grid[min(k + 1, grid.size - 1)])
         res = optimize.minimize_scalar(lambda s: candidate(math.exp(s))[0][0], bounds=(lo, hi),
                                        method="bounded", options={"xatol": 1e-12})
