@@ -367,3 +367,25 @@ def test_double_dp_baselines_hold_at_the_given_delta(method):
         r = double_dp(first, second, times, method=method)
         assert mp.mpf(r.delta(at)) >= six_point_delta(first, second, times, at)
     assert double_dp(first, second, 1, method=method).delta(first[0]) >= first[1]
+
+
+def gaussian_delta_mp(mu: mp.mpf, eps: float) -> mp.mpf:
+    """δ(ε) of ``G_μ`` (Balle and Wang, 2018, Theorem 8) at 50 digits."""
+    x = mp.mpf(eps)
+    return mp.ncdf(-x / mu + mu / 2) - mp.exp(x) * mp.ncdf(-x / mu - mu / 2)
+
+
+def test_to_pld_of_a_gaussian_is_pessimistic():
+    """``to_pld`` of 20 runs of σ = 0.7829873180726312: dp_accounting's Gaussian PLD gave ε(1e-3) =
+    33.165405066009285, whose true δ is 1.0000000004950567e-3 (oracle, 02:43)."""
+    pytest.importorskip("dp_accounting")
+    from lpdp.interop import to_pld
+    from lpdp.mechanisms import GaussianMechanism
+
+    sigma, times = 0.7829873180726312, 20
+    pld = to_pld(Accountant().compose(GaussianMechanism(sigma), times).guarantee())
+    mu = mp.sqrt(times) / mp.mpf(sigma)
+    for target in (1e-3, 1e-6, 1e-10):
+        assert gaussian_delta_mp(mu, pld.get_epsilon_for_delta(target)) <= target
+    for eps in (0.0, 1.0, 17.0, 33.0, 45.0):
+        assert mp.mpf(pld.get_delta_for_epsilon(eps)) >= gaussian_delta_mp(mu, eps)
