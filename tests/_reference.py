@@ -195,6 +195,35 @@ def power_by_counts(pair: Pair, k: int) -> Pair:
     return Pair(pair.bases, out)
 
 
+def rr_by_noise(noise: float, buckets: int) -> Pair:
+    """k-ary randomized response given by its noise probability p (dp_accounting's
+    ``RandomizedResponseDpEvent(p, k)``): the input is kept with probability ``1 - p + p/k``, each other
+    bucket has ``p/k``; one base loss ``log(keep/other)`` at 60 digits (never through a float ε)."""
+    p, k = mpf(noise), buckets
+    keep, other = 1 - p + p / k, p / k
+    atoms = {(1,): (keep, other), (-1,): (other, keep)}
+    if k > 2:
+        atoms[(0,)] = ((k - 2) * other, (k - 2) * other)
+    return Pair((MP.log(keep / other),), atoms)
+
+
+def discrete_laplace(a: float, sensitivity: int) -> Pair:
+    """``Δ + Z`` against ``Z``, ``P(Z = z) = tanh(a/2) e^{-a|z|}``: loss ``a (2y - Δ)`` at output y
+    clipped to ``±a Δ`` (integer keys ``2y - Δ`` over the base a); the tails ``y <= 0`` and ``y >= Δ`` as
+    geometric sums in closed form."""
+    a, d = mpf(a), sensitivity
+    t = MP.tanh(a / 2)
+
+    def pz(z):                                   # P(Z = z)
+        return t * MP.exp(-a * abs(z))
+
+    ge0 = 1 / (1 + MP.exp(-a))                    # P(Z >= 0) = P(Z <= 0)
+    atoms = {(d,): (ge0, ge0 * MP.exp(-a * d)), (-d,): (ge0 * MP.exp(-a * d), ge0)}
+    for y in range(1, d):
+        atoms[(2 * y - d,)] = (pz(y - d), pz(y))
+    return Pair((a,), atoms)
+
+
 def dp(epsilon: float, delta: float) -> Pair:
     """The dominating pair of one (ε, δ) constraint (Kairouz, Oh and Viswanath 2017, Theorem 2.4)."""
     e, d = mpf(epsilon), mpf(delta)

@@ -163,6 +163,24 @@ def test_subsampled_gaussian_closed_form_against_quadrature(sigma, q):
                       rel=1e-40)
 
 
+def test_event_pairs_sum_to_one_and_match_their_definitions():
+    """The dp_accounting-event pairs: masses sum to 1; discrete Laplace's δ against a truncated direct
+    sum over outputs; randomized response by noise against ``rr`` at the same ε."""
+    for a, d in [(0.3, 1), (1.1, 3), (0.05, 6)]:
+        pair = R.discrete_laplace(a, d)
+        assert abs(R.MP.fsum(p for p, _ in pair.atoms.values()) - 1) < R.mpf(1e-50)
+        assert abs(R.MP.fsum(q for _, q in pair.atoms.values()) - 1) < R.mpf(1e-50)
+        am, t = R.mpf(a), R.MP.tanh(R.mpf(a) / 2)
+        for e in (0.0, 0.5 * a * d):
+            direct = R.MP.fsum(max(R.ZERO, t * R.MP.exp(-am * abs(y - d)) - R.MP.exp(e) * t
+                                   * R.MP.exp(-am * abs(y))) for y in range(-3000, 3000))
+            assert abs(pair.delta(e) - direct) < R.mpf(1e-40)
+    for p, k in [(0.3, 2), (0.6, 5)]:
+        eps = math.log1p(k * (1 - p) / p)
+        for x in EPS:
+            assert abs(R.rr_by_noise(p, k).delta(x) - R.rr(k, eps).delta(x)) < R.mpf(1e-14)
+
+
 def test_comparisons_have_no_slack_at_float_resolution():
     x = 0.1
     below = math.nextafter(x, 0.0)

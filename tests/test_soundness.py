@@ -264,7 +264,7 @@ def test_compose_heterogeneous(profile):
     run.check()
 
 
-@pytest.mark.parametrize("method", ["lattice"])
+@pytest.mark.parametrize("method", ["lattice", "remark1", "remark2"])
 @pytest.mark.parametrize("profile", PROFILES)
 def test_compose_double_dp(profile, method):
     """Theorems 2-3 (the lattice) and the Remark 1 / Remark 2 baselines against the k-fold product of the
@@ -349,6 +349,18 @@ def test_region_from_pair(profile):
 def test_region_from_constraints(profile):
     """``from_constraints`` against the constraints' geometry."""
     _regions(profile, 1, 100)
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_region_intersect(profile):
+    """``intersect`` of two (ε, δ) regions against the constraints' geometry."""
+    _regions(profile, 2, 50)
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_region_mix(profile):
+    """``mix`` of constraint regions against ``Σ w_i δ_i`` (the weighted Minkowski sum)."""
+    _regions(profile, 3, 50)
 
 
 def _regions(profile, kind: int, n: int) -> None:
@@ -720,6 +732,40 @@ def test_pld_compose(profile):
 
 
 @pytest.mark.parametrize("profile", PROFILES)
+def test_interop_to_pld(profile):
+    """``interop.to_pld``: dp_accounting's δ(ε) of the exported PLD is never below the truth, and its
+    ε(δ) holds."""
+    from lpdp.interop import to_pld
+
+    run = Run()
+    for seed in _seeds(profile, 10):
+        rng = np.random.default_rng([13, seed])
+        kind = seed % 3
+        if kind == 0:
+            e0, d0 = _dp_pair(rng)
+            k = int(rng.integers(1, 40))
+            obj, ref = homogeneous(e0, d0, k), _binomial(e0, d0, k)
+            call = f"to_pld(homogeneous({e0!r}, {d0!r}, {k}))"
+            losses = [float((k - 2 * j) * R.mpf(e0)) for j in range(min(k, 3))]
+        elif kind == 1:
+            p, q = _table(rng, int(rng.integers(2, 10)))
+            obj, ref = PrivacyRegion.from_pair(p, q), R.table(p, q)
+            call, losses = f"to_pld(PrivacyRegion.from_pair({p}, {q}))", _pair_losses(ref)
+        else:
+            s, k = float(rng.uniform(0.5, 5.0)), int(rng.integers(1, 30))
+            obj = Accountant().compose(GaussianMechanism(s), k).guarantee()
+            ref = R.Mixed(R.identity(), mu=R.MP.sqrt(k) / R.mpf(s))
+            call, losses = f"to_pld(Accountant().compose(GaussianMechanism({s!r}), {k}).guarantee())", [3.0]
+        pld = to_pld(obj)
+        eps = [e for e in _eps_points(rng, losses, n_random=2) if e < 50][:7]
+        with run.case("interop.to_pld", call) as c:
+            c.deltas(".get_delta_for_epsilon", eps, [pld.get_delta_for_epsilon(e) for e in eps], ref)
+            for t in (1e-3, 1e-6):
+                c.eps_upper(".get_epsilon_for_delta", t, pld.get_epsilon_for_delta(t), ref)
+    run.check()
+
+
+@pytest.mark.parametrize("profile", PROFILES)
 def test_pld_compose_closed_forms(profile):
     """``lpdp.pld.compose`` of continuous laws alone, against closed forms: k Gaussian laws (``G_μ√k``,
     δ down to 1e-12) and one or two Laplace laws; lower <= truth <= upper, ε on both sides."""
@@ -825,6 +871,12 @@ def test_cli_compose_printed(profile):
     """``lpdp compose --dp`` (in process): δ and ε in the printed summary, and its tight profile as
     printed (each line a guarantee at the printed ε)."""
     _cli_cases(profile, "compose", ("printed",))
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_cli_compose_json(profile):
+    """``lpdp compose --dp ... --json``: δ, the tight profile and ε."""
+    _cli_cases(profile, "compose", ("json",))
 
 
 def _cli_cases(profile, command, outputs=("json", "printed")):
@@ -958,9 +1010,21 @@ def test_cli_region_printed(profile):
 
 
 @pytest.mark.parametrize("profile", PROFILES)
+def test_cli_region_json(profile):
+    """``lpdp region --dp ... --json``: the profile and δ."""
+    _region_cli(profile, "region", "json")
+
+
+@pytest.mark.parametrize("profile", PROFILES)
 def test_cli_mix_printed(profile):
     """``lpdp mix --weight W --dp E,D ...`` against ``Σ w_i δ_i``: the printed summary."""
     _region_cli(profile, "mix", "printed")
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_cli_mix_json(profile):
+    """``lpdp mix ... --json`` against ``Σ w_i δ_i``."""
+    _region_cli(profile, "mix", "json")
 
 
 _BRACKET_LINE = re.compile(r"^delta\(([^)]*)\): " + _NUM + " <= truth <= " + _NUM + "$", re.M)
