@@ -71,6 +71,9 @@ DELTA_FLOOR = 1e-15
 TILT_FRACTION = 1e-8
 #: The same for the lower side of the one-sided route (its width budget is far larger than its error).
 LOWER_TILT_FRACTION = 1e-5
+#: An ε asked at a δ at most this small starts from a lattice tilted at a coarse estimate of the answer
+#: instead of the untilted one (whose FFT error there is rarely small enough; it is built if needed).
+DIRECT_TILT_DELTA = 1e-4
 #: At most this many tilted lattices are kept per bracket.
 MAX_TILTS = 8
 #: Smallest default ε-width: below ~20 rounded mechanisms the PLD's width would need grids of millions of
@@ -85,6 +88,9 @@ SMALL_CELLS = 2 ** 18
 #: Losses of the lower side's merged cells lie within ``OFFSET_CAP h²`` of their grid point (farther ones,
 #: in far tails, are rounded down onto the grid).
 OFFSET_CAP = 4.0
+#: A law whose standard deviation is below this many lower steps is *narrow* (a subsampled mechanism's):
+#: when the lower step had to be refined for it, the lower side takes the upper step (_one_sided_steps).
+NARROW_SPREAD = 50.0
 #: Hoeffding tail probabilities tried for the rounding term (each gives a valid bound; the best is kept).
 _ETAS = 10.0 ** -np.arange(1.0, 40.0, 0.25)
 
@@ -590,6 +596,21 @@ def _make_blocks(g: _Grid) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return np.where(np.isfinite(top), mass, _NEG_INF), first, np.minimum(first + size - 1, g.hi)
 
 
+def _coarsened(g: _Grid, size: int) -> _Grid:
+    """The grid's masses on a grid ``size`` times coarser, each split between the two nearest coarse points
+    so that its mean is kept (for :meth:`_Engine._estimate` only: no error terms)."""
+    j = g.lo + np.arange(g.log_x.size)
+    jc = j // size
+    frac = (j - jc * size) / size
+    top = float(np.max(g.log_x))
+    w = np.exp(g.log_x - top)
+    lo = int(jc[0])
+    y = np.bincount(jc - lo, weights=w * (1 - frac), minlength=int(jc[-1]) - lo + 2)
+    y[1:] += np.bincount(jc - lo, weights=w * frac, minlength=int(jc[-1]) - lo + 1)
+    with np.errstate(divide="ignore"):
+        return _Grid(lo, np.log(y) + top, g.log_c, (0.0, 0.0), (0.0, 0.0), 0.0, _NEG_INF, g.rtol)
+
+
 def _log_mgf(grids: Sequence[tuple[_Grid, int]], h: float, theta: float) -> float:
     """An upper bound of ``log Σ_J y_J e^{θ J h}`` for the lattice law ``y`` of the composition (a product of
     sums): each block's mass at the block's end where ``e^{θ J h}`` is largest, rounded up by 1e-10."""
@@ -861,23 +882,61 @@ class _Engine:
             t, self._eta = np.zeros(1), np.zeros(1)
         self._tau_up = t - self._bias[0] + tau_fp
         self._tau_dn = t + self._bias[1] + tau_fp
-        self._lattices = [_build(grids, h, 0.0, None, math.log(ALIAS_FRACTION * delta_floor))]
+        self._log_target = math.log(ALIAS_FRACTION * delta_floor)
+        # the untilted window (Chernoff bounds only); the base lattice on it is built when first needed
+        self._frame = _window(grids, h, 0.0, None, self._log_target)[:2]
+        self._lattices: list[_Lattice] = []
+        self._coarse: tuple[_Lattice, float] | None = None
         self._answers: dict[tuple[float, bool], float] = {}
 
     @property
     def size(self) -> int:
         """Length of the default (untilted) lattice."""
-        return self._lattices[0].n
+        return self._base().n
+
+    def _base(self) -> _Lattice:
+        """The untilted lattice, built on first use (an ε at a small δ may need only a tilted one)."""
+        if not self._lattices or self._lattices[0].theta > 0:
+            self._lattices.insert(0, _build(self._grids, self.step, 0.0, None, self._log_target))
+        return self._lattices[0]
+
+    def _has_base(self) -> bool:
+        return bool(self._lattices) and self._lattices[0].theta == 0.0
+
+    def _estimate(self, target: float) -> float:
+        """An estimate (not a bound) of ``ε(target)``: the computed δ of a coarse copy of the lattice law
+        (every cell's mass split between the two nearest points of a grid ``B`` times coarser so that its
+        mean is kept, ~2^15 points), by bisection; it only places a tilted lattice."""
+        if self._coarse is None:
+            size = max(1, math.ceil(self._frame[1] / 2 ** 15))
+            grids = [(_coarsened(g, size), k) for g, k in self._grids]
+            self._coarse = (_build(grids, self.step * size, 0.0, None, self._log_target), self.step * size)
+        lat, hc = self._coarse
+        goal = target - self._inf_hi
+        if goal <= 0:
+            return math.inf
+
+        def above(e: float) -> bool:
+            return float(_lattice_delta(lat, hc, np.array([e]))[0][0]) > goal
+
+        lo, hi = (lat.start - 1) * hc, (lat.start + lat.n + 1) * hc
+        if not above(lo) or above(hi):
+            return math.inf
+        return bisect(above, lo, hi, rtol=1e-9, iterations=100)[1]
 
     def _sides(self, eps: float, upper: bool) -> tuple[float, float, float]:
         """Certified upper (or lower) δ at one ε: the best Hoeffding split and lattice; also the ε' used
         and the FFT error there relative to the lattice δ'."""
+        if not self._lattices:
+            self._base()
         shifts = -self._tau_up if upper else self._tau_dn
         pts = eps + shifts
         best_val = np.full(pts.shape, math.inf if upper else -math.inf)
         best_rel = np.full(pts.shape, math.inf)
         for lat in self._lattices:
-            v, e = _lattice_delta(lat, self.step, pts)
+            # δ is non-increasing: below a tilted window's start the lower side may use its start
+            at = np.maximum(pts, lat.start * self.step) if lat.theta > 0 and not upper else pts
+            v, e = _lattice_delta(lat, self.step, at)
             if upper:
                 val = (v + e) * self._mass_up + self._fin_hi * (self._eta + self._clip)
                 better = val < best_val
@@ -897,19 +956,19 @@ class _Engine:
         """Add a lattice tilted to the saddle point of the ε range [low, high] (a deep tail), whose window
         starts below ``low`` by the largest rounding shift; False if none is useful or allowed."""
         h = self.step
-        base = self._lattices[0]
+        frame_start, frame_n = self._frame
         margin = float(max(np.max(self._tau_up), np.max(self._tau_dn))) + 4 * h
-        if len(self._lattices) > MAX_TILTS or low <= (base.start + base.n // 2) * h:
+        if len(self._lattices) > MAX_TILTS or low <= (frame_start + frame_n // 2) * h:
             return False
         if not (low - margin) / h <= sum(k * (g.lo + g.log_x.size) for g, k in self._grids):
             return False    # beyond the largest composed loss (ε up to 1e308): no mass for a tilt to find
         theta = self._saddle(0.5 * (low + high))
         start = math.floor((low - margin) / h)
         if theta <= 0 or any(abs(lat.theta - theta) <= 0.05 * theta and lat.start <= start
-                             for lat in self._lattices[1:]):
+                             for lat in self._lattices if lat.theta > 0):
             return False
         target = math.log(max(delta, 1e-300)) + math.log(ALIAS_FRACTION)
-        if -target / (theta * h) > 4 * base.n:    # a tilt this small needs a longer window than the base
+        if -target / (theta * h) > 4 * frame_n:    # a tilt this small needs a longer window than the base
             return False
         self._lattices.append(_build(self._grids, h, theta, start, target))
         return True
@@ -926,6 +985,7 @@ class _Engine:
         return bisect(lambda t: _tilted_mean(self._grids, self.step, t) < eps, lo, hi, iterations=50)[1]
 
     def _refined(self, eps: float, upper: bool) -> float:
+        self._base()
         val, point, rel = self._sides(eps, upper)
         if rel > self._tilt_fraction and self._tilt(point, point, val):
             val = self._sides(eps, upper)[0]
@@ -937,8 +997,13 @@ class _Engine:
         key = (target, upper)
         if key in self._answers:
             return self._answers[key]
+        if not self._lattices and target <= DIRECT_TILT_DELTA:
+            self._place(target)
         for _ in range(3):
             e = self._invert(target, upper)
+            if not self._has_base() and (not math.isfinite(e) or self._clamped(e, upper)):
+                self._base()        # the tilt did not reach down to the answer: the untilted lattice
+                e = self._invert(target, upper)
             if math.isfinite(e):
                 rel, low, high = self._sides(e, upper)[2], e, e
             elif upper:     # the untilted lattice cannot certify this δ at all: tilt above the other side
@@ -953,15 +1018,29 @@ class _Engine:
         self._answers[key] = e
         return e
 
+    def _place(self, target: float) -> None:
+        """A first lattice for an ε at a small δ: tilted at the coarse estimate of the answer, starting a
+        margin below it (the base lattice would mostly need such a tilt anyway, and is longer)."""
+        est = self._estimate(target)
+        if math.isfinite(est):
+            lat, hc = self._coarse  # type: ignore[misc]
+            slack = 8 * hc + 0.01 * _spread(self._grids, self.step)
+            self._tilt(est - slack, est - slack, target)
+
+    def _clamped(self, e: float, upper: bool) -> bool:
+        """True when an upper ε sits at the start of every tilted window (the answer may lie below it)."""
+        margin = float(max(np.max(self._tau_up), np.max(self._tau_dn))) + 8 * self.step
+        return upper and all(e <= lat.start * self.step + margin for lat in self._lattices)
+
     def _invert(self, target: float, upper: bool) -> float:
         def holds(e: float) -> bool:      # upper: side(e) <= target ; lower: side(e) > target
             # (strictly: a lower δ equal to the target, e.g. 0 at δ = 0, says nothing about ε(δ) >= e)
             val = self._sides(e, upper)[0]
             return val <= target if upper else val > target
 
-        base = self._lattices[0]
-        top = (base.start + base.n) * self.step + float(np.max(self._tau_dn)) + 1.0
-        bottom = min(base.start * self.step, 0.0) - float(np.max(self._tau_up)) - 1.0
+        frame_start, frame_n = self._frame
+        top = (frame_start + frame_n) * self.step + float(np.max(self._tau_dn)) + 1.0
+        bottom = min(frame_start * self.step, 0.0) - float(np.max(self._tau_up)) - 1.0
         if upper:
             if not holds(top):
                 return math.inf
@@ -1141,23 +1220,27 @@ def _one_sided_steps(laws: Sequence[tuple[LossLaw, int]], clips: list[tuple[floa
     # Narrow or steep laws have merged-cell offsets far above OFFSET_CAP h² (_offsets): measure the
     # coupling's width at the step tried and refine the step (twice finer in h², about) until it fits in
     # half the tolerance (at most 8 rounds).
-    narrow = False
+    refined = False
     for _ in range(8):
         width = 2.0 * sum(_lower_width(law, k, h_dn, c) for (law, k), c in zip(laws, clips, strict=True)
                           if c is not None)
         if width <= 0.5 * tol or h_dn <= UPPER_STEP:
             break
-        narrow = True
+        refined = True
         h_dn = _nice(h_dn * max(0.2, min(0.7, math.sqrt(0.5 * tol / width))) * (1 - 1e-9), up=False)
+    variances = [_variance(law, c) for (law, _), c in zip(laws, clips, strict=True) if c is not None]
+    narrow = refined and min(variances) < (NARROW_SPREAD * h_dn) ** 2
     h_up = UPPER_STEP if tolerance is None else _nice(math.sqrt(0.2 * tol / (0.15 * k_round + 2.0)), up=False)
     # the composed window: about ±sqrt(2 log(1/alias)) standard deviations of the sum
-    var = sum(k * _variance(law, c) for (law, k), c in zip(laws, clips, strict=True) if c is not None)
+    counts = [k for (_, k), c in zip(laws, clips, strict=True) if c is not None]
+    var = sum(k * v for k, v in zip(counts, variances, strict=True))
     span = 2.0 * math.sqrt(2.0 * abs(math.log(ALIAS_FRACTION * DELTA_FLOOR))) * math.sqrt(var)
     if span / h_up > MAX_CELLS:
         h_up = _nice(span / MAX_CELLS, up=True)
     if span / h_up <= SMALL_CELLS or narrow:
-        # a small lattice: the lower side on the upper step costs little; a narrow law (merged cells far
-        # from their centres, a subsampled mechanism's): merging its cells also loses more than the
+        # a small lattice: the lower side on the upper step costs little; a narrow law (spread below
+        # NARROW_SPREAD lower steps, merged cells far from their centres, a subsampled mechanism's; a
+        # Gaussian with σ = 6 is not, at a step of 5e-4): merging its cells also loses more than the
         # coupling measures (measured: 6.1729 at h = 5e-4 against 6.1870 at 1e-4 for σ = 1, q = 0.01,
         # 10^4 rounds, δ = 1e-5), so the lower side takes the upper step too
         return h_up, h_up
