@@ -166,17 +166,12 @@ def check_budget(what: str, *, memory_bytes: float = 0.0, seconds: float = 0.0,
         A :class:`~lpdp.errors.ParameterError`; one line: ``"<what> needs ~80 GB of memory; the limit is
         4 GB (raise it with ...)"``.
     """
-    limit = memory_limit_bytes(memory_gb)
-    need = float(memory_bytes)
-    if not need <= limit:
-        shown = _fmt_bytes(need) if math.isfinite(need) else "an unbounded amount"
-        raise BudgetError(f"{what} needs ~{shown} of memory; the limit is {_fmt_bytes(limit)} (raise it "
-                             f"with the environment variable {ENV_MEMORY}, in GB)"
-                             + (f"; or {hint}" if hint else ""))
-    t_limit = time_limit_seconds(max_seconds)
-    t = float(seconds)
-    if not t <= t_limit:
-        shown = _fmt_seconds(t) if math.isfinite(t) else "unbounded time"
-        raise BudgetError(f"{what} needs ~{shown} of computation; the limit is {_fmt_seconds(t_limit)} "
-                             f"(raise it with the environment variable {ENV_SECONDS}, in seconds)"
-                             + (f"; or {hint}" if hint else ""))
+    for need, limit, fmt, unbounded, of, env, unit in (
+            (float(memory_bytes), memory_limit_bytes(memory_gb), _fmt_bytes, "an unbounded amount",
+             "memory", ENV_MEMORY, "GB"),
+            (float(seconds), time_limit_seconds(max_seconds), _fmt_seconds, "unbounded time", "computation",
+             ENV_SECONDS, "seconds")):
+        if not need <= limit:
+            shown = fmt(need) if math.isfinite(need) else unbounded
+            raise BudgetError(f"{what} needs ~{shown} of {of}; the limit is {fmt(limit)} (raise it with the "
+                              f"environment variable {env}, in {unit})" + (f"; or {hint}" if hint else ""))

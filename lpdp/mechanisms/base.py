@@ -17,8 +17,8 @@ from lpdp.pld import LossLaw
 from lpdp.region import PrivacyRegion
 from lpdp.tradeoff import TradeoffFunction
 
-__all__ = ["Mechanism", "Request", "Step", "request_input", "step_to_dict", "pair_increments",
-           "check_distance", "check_level", "hashable", "round_up_ulps"]
+__all__ = ["Mechanism", "AdditiveNoise", "Request", "Step", "request_input", "step_to_dict",
+           "pair_increments", "check_distance", "check_level", "hashable", "round_up_ulps"]
 
 #: Neighbouring input pairs, as the filters' requests map them: ``[(value, other), ...]``.
 Inputs = Sequence[tuple[Any, Any]]
@@ -252,6 +252,27 @@ class Mechanism(ABC):
         if kind == "mixture":
             return f"a mixture of {len(d['components'])} mechanisms"
         return f"the {kind} mechanism {d.get('name', '')!r}".replace(" ''", "")
+
+
+class AdditiveNoise(Mechanism):
+    """``Y = value + noise`` with a ``sensitivity`` bounding ``|value - other|``, whose trade-off function
+    (:meth:`tradeoff`) is its worst case over every pair of inputs within the sensitivity: the pair
+    ``(sensitivity, 0)`` dominates, and one round's exact (ε, δ) choices are that function's (Gaussian:
+    Balle and Wang 2018, Theorem 8; Laplace: ``1 - e^{(ε - r)/2}`` for ``ε < r``)."""
+
+    sensitivity: float
+
+    @property
+    def pair(self) -> tuple[float, float]:
+        """The inputs ``(sensitivity, 0)`` of a worst-case neighbouring pair (its dominating pair)."""
+        return (self.sensitivity, 0.0)
+
+    def round_delta(self, epsilon: float, inputs: Inputs | None = None) -> float:
+        """``δ(ε)`` of :meth:`tradeoff` (the worst case over the sensitivity ball)."""
+        return float(self.tradeoff().delta(epsilon))
+
+    def round_epsilon(self, delta: float, inputs: Inputs | None = None) -> float:
+        return float(self.tradeoff().epsilon(delta))
 
 
 @dataclass(frozen=True)

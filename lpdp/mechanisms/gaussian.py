@@ -11,7 +11,7 @@ import numpy as np
 
 from lpdp import _special as special
 from lpdp._validate import check_positive
-from lpdp.mechanisms.base import Inputs, Mechanism, check_distance, check_level
+from lpdp.mechanisms.base import AdditiveNoise, Inputs, Mechanism, check_distance, check_level
 from lpdp.pld import LossLaw
 from lpdp.tradeoff import TradeoffFunction, check_mu, gaussian_delta
 from lpdp.tradeoff import gaussian as gaussian_tradeoff
@@ -29,7 +29,7 @@ def _gaussian_quantile(a: float, mu: float) -> float:
 
 
 @dataclass(frozen=True)
-class GaussianMechanism(Mechanism):
+class GaussianMechanism(AdditiveNoise):
     """``Y = value + N(0, sigma²)``; the loss for inputs at distance ``d`` is ``N(μ²/2, μ²)``, ``μ = d/σ``.
 
     ``sensitivity`` bounds ``|value - other|`` over the filter's pairs (checked); it is what the
@@ -55,11 +55,6 @@ class GaussianMechanism(Mechanism):
     def mu(self) -> float:
         """``sensitivity / sigma``: the Gaussian DP parameter of one worst-case round."""
         return self.sensitivity / self.sigma
-
-    @property
-    def pair(self) -> tuple[float, float]:
-        """The inputs ``(sensitivity, 0)`` of a worst-case neighbouring pair (its dominating pair)."""
-        return (self.sensitivity, 0.0)
 
     def _mu(self, value: Any, other: Any) -> float:
         return check_distance(value, other, self.sensitivity, "Gaussian") / self.sigma
@@ -125,13 +120,6 @@ class GaussianMechanism(Mechanism):
 
     def loss_family(self, value: Any, other: Any) -> tuple[str, float]:
         return ("gaussian", self._mu(value, other))
-
-    def round_delta(self, epsilon: float, inputs: Inputs | None = None) -> float:
-        """Balle–Wang ``δ(ε)`` of ``G_μ`` (the worst case over the sensitivity ball)."""
-        return float(self.tradeoff().delta(epsilon))
-
-    def round_epsilon(self, delta: float, inputs: Inputs | None = None) -> float:
-        return float(self.tradeoff().epsilon(delta))
 
     def renyi(self, alpha: float, inputs: Inputs | None = None) -> float:
         """``α μ²/2`` (exact)."""

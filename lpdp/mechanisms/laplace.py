@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from lpdp._numerics import log1mexp
-from lpdp.mechanisms.base import Inputs, Mechanism, check_distance, check_level, round_up_ulps
+from lpdp.mechanisms.base import AdditiveNoise, Inputs, Mechanism, check_distance, check_level, round_up_ulps
 from lpdp.pld import LossLaw
 from lpdp.tradeoff import TradeoffFunction, check_laplace
 from lpdp.tradeoff import laplace as laplace_tradeoff
@@ -19,7 +19,7 @@ __all__ = ["LaplaceMechanism"]
 
 
 @dataclass(frozen=True)
-class LaplaceMechanism(Mechanism):
+class LaplaceMechanism(AdditiveNoise):
     """``Y = value + Laplace(scale)``; for inputs at distance ``d`` and ``r = d/scale`` the loss has atoms
     ``P(L = r) = 1/2``, ``P(L = -r) = e^{-r}/2`` and, between, ``P(L > c) = 1 - e^{(c-r)/2}/2``.
 
@@ -35,11 +35,6 @@ class LaplaceMechanism(Mechanism):
 
     def __post_init__(self) -> None:
         check_laplace(self.scale, self.sensitivity)
-
-    @property
-    def pair(self) -> tuple[float, float]:
-        """The inputs ``(sensitivity, 0)`` of a worst-case neighbouring pair (its dominating pair)."""
-        return (self.sensitivity, 0.0)
 
     def _r(self, value: Any, other: Any) -> float:
         return check_distance(value, other, self.sensitivity, "Laplace") / self.scale
@@ -91,13 +86,6 @@ class LaplaceMechanism(Mechanism):
 
     def loss_family(self, value: Any, other: Any) -> tuple[str, float]:
         return ("laplace", self._r(value, other))
-
-    def round_delta(self, epsilon: float, inputs: Inputs | None = None) -> float:
-        """``1 - e^{(ε - r)/2}`` for ``ε < r = sensitivity/scale`` (the worst case over the ball)."""
-        return float(self.tradeoff().delta(epsilon))
-
-    def round_epsilon(self, delta: float, inputs: Inputs | None = None) -> float:
-        return float(self.tradeoff().epsilon(delta))
 
     def renyi(self, alpha: float, inputs: Inputs | None = None) -> float:
         """``log(α/(2α-1) e^{(α-1) r} + (α-1)/(2α-1) e^{-α r}) / (α-1)`` (Mironov 2017), rounded up."""
