@@ -70,6 +70,24 @@ def main() -> None:
         worst = max(worst, ma / md - 1) if i < existing else worst
         print(f"{name:<22}{md:>11.4f}{ma:>14.4f}{ma / md - 1:>10.1%}")
     print(f"worst overhead on the existing cases: {worst:.1%} (target < 10%)")
+    print()
+    from certification import print_costs
+
+    print_costs([("accountant " + name, lambda parts=parts: _region(parts), None)
+                 for name, parts in [("kairouz k=10000", [(DPMechanism([(0.1, 1e-8)]), 10000)]),
+                                     ("double-DP k=1000", [(DPMechanism(list(fig2)), 1000)]),
+                                     ("theorem1 x=y=1000", [(pure(0.3), 1000), (pure(0.15), 1000)]),
+                                     ("multi n=3 k=50", [(DPMechanism(multi_cons), 50)])]], EPS)
+
+
+def _region(parts):
+    """The accountant's exact region for ``parts`` (its upper side)."""
+    from lpdp import Accountant
+
+    acc = Accountant()
+    for m, k in parts:
+        acc.compose(m, k)
+    return acc.guarantee().upper
 
 
 if __name__ == "__main__":

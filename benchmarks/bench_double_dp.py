@@ -170,6 +170,14 @@ def main(argv=None) -> int:
         t_pld, m_pld, d_pld = measure(_pld_het, x)
         print(f"{x:>6} {t_ours:>8.3f} {m_ours:>6.0f} {t_pld:>8.3f} {m_pld:>6.0f} {t_pld / t_ours:>7.1f}x "
               f"{_compare(d_pld, d_ours):>15}")
+    print()
+    from certification import print_costs
+
+    from lpdp.compose import double_dp, heterogeneous
+    print_costs([*[(f"{name} k={k}", lambda k=k, c=c: double_dp(*c, k), None)
+                   for name, c in PARAMS.items() for k in ks],
+                 *[(f"heterogeneous x=y={x}", lambda x=x: heterogeneous({0.3: x, 0.1: x}), None)
+                   for x in ((100,) if args.quick else (100, 1000))]], np.linspace(0.0, 5.0, 10))
     return 0
 
 

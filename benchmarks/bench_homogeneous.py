@@ -95,6 +95,13 @@ def main() -> None:
         t_pld, d_pld = time_pld(k, pts)
         print(f"{k:>6} | {t_ours:8.4f} {rel_err(d_ours, ref):12.2e} | {t_pld:8.4f} "
               f"{rel_err(d_pld, ref):12.2e} | {t_pld / t_ours:7.1f}x")
+    from certification import print_costs
+
+    from lpdp.compose.kairouz import rr_binomial_error
+    lp = -math.log1p(math.exp(-EPS))
+    print_costs([(f"kairouz k={k}", lambda k=k: homogeneous(EPS, DELTA, k),
+                  lambda k=k: rr_binomial_error(EPS, k, lp, lp - EPS)) for k in KS],
+                np.linspace(0.0, 5.0, 10))
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak RSS of the whole run: {rss:.0f} MB")
 

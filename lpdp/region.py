@@ -578,8 +578,7 @@ class PrivacyRegion:
         inf_err = err.log_inf(abs(log_inf)) if has_inf else 0.0
         exact_masses = err.is_zero
         width = int(np.max(counts, initial=0))
-        if eps.size > 1 and width and eps.size * width <= _DENSE_CELLS and not (
-                upper and err.dropped > _NEG_INF):
+        if eps.size > 1 and width and eps.size * width <= _DENSE_CELLS:
             return self._certified_dense(shifted, width, upper, err, rel, has_inf, inf_err)
         guesses = self._face().log_delta(shifted)
         out = np.empty(eps.shape)
@@ -664,6 +663,17 @@ class PrivacyRegion:
         ``ε × atoms``: the same terms and bounds, every atom summed)."""
         u = UNIT_ROUNDOFF
         L, lp = self._loss[:width], self._log_p[:width]
+        # Atoms more than 760 nats below the smallest row's largest term add less than e^-745 relative to
+        # every row (below the rounding slack of the sum): leave them out. That row's largest term, from
+        # the row of the largest ε, bounds every row's from below.
+        with np.errstate(divide="ignore", invalid="ignore"):
+            x_top = float(np.max(shifted)) - L
+            floor = max(float(np.max(np.where(x_top < 0, lp + log1mexp(np.minimum(x_top, -1e-300)), _NEG_INF),
+                                     initial=_NEG_INF)), self._log_p_inf) - 760.0
+        if floor > _NEG_INF and lp.size:
+            keep = lp >= floor
+            if not np.all(keep):
+                L, lp = L[keep], lp[keep]
         s = shifted[:, None]
         xs = s - L[None, :]
         if rel:
@@ -678,6 +688,10 @@ class PrivacyRegion:
             m = np.max(g, axis=1)
             if has_inf:
                 m = np.maximum(m, log_inf)
+            # the upper side adds the left-out mass e^dropped below its top loss (as the loop does)
+            extra = (shifted < err.dropped_top) if (upper and err.dropped > _NEG_INF) \
+                else np.zeros(shifted.shape, dtype=bool)
+            m = np.where(extra, np.maximum(m, err.dropped), m)
             any_live = np.any(live, axis=1)
             m_safe = np.where(np.isfinite(m), m, 0.0)[:, None]
             w = np.where(live, np.exp(g - m_safe), 0.0)
@@ -692,6 +706,7 @@ class PrivacyRegion:
                 mi = m_safe[:, 0]
                 total = total + np.exp(log_inf - mi) * np.exp(sign * (inf_err + u * (abs(log_inf) + np.abs(mi)
                                                                                       + 4)))
+            total = total + np.where(extra, np.exp(np.minimum(err.dropped - m_safe[:, 0], 0.0)), 0.0)
             total = np.where(np.isnan(total), np.inf if upper else 0.0, total)
             log_s = np.log(np.where(total > 0, total, 1.0))
             n = np.sum(live, axis=1)
@@ -701,13 +716,13 @@ class PrivacyRegion:
         out = np.minimum(out, 0.0) if upper else out
         out = np.where(total > 0, out, _NEG_INF if not upper else np.nextafter(m_safe[:, 0], np.inf))
         if has_inf:   # rows with only the +inf mass: its stored log (exact) or widened by its own bound
-            only = ~any_live
+            only = ~any_live & ~extra
             if not inf_err or err.inf_exact is not None:
                 out[only] = log_inf
             else:
                 out[only] = round_up(log_inf + inf_err) if upper else round_down(log_inf - inf_err)
         else:
-            out[~any_live] = _NEG_INF
+            out[~any_live & ~extra] = _NEG_INF
         return out
 
     def _log_delta_nominal(self, e: float) -> float:
