@@ -115,8 +115,9 @@ def from_dp_event(event: Any) -> Accountant:
                 continue
             name = type(ev).__name__
             if len(inner) != 1 or inner[0][1] != 1:
-                raise ParameterError(f"event={name} of {type(ev.event).__name__}: one sample must feed one "
-                                     "mechanism run (sample each event of a composition instead)")
+                raise ParameterError(f"event={name} of {type(ev.event).__name__}: one Poisson sample (or "
+                                     "batch) must feed one mechanism run (sample each event of a composition "
+                                     "instead)")
             if isinstance(ev, dpa.PoissonSampledDpEvent):
                 acc.compose(subsampled(inner[0][0], float(ev.sampling_probability)), times)
             else:

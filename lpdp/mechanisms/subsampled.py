@@ -51,7 +51,6 @@ from typing import Any
 import numpy as np
 
 from lpdp._numerics import log1mexp
-from lpdp._search import bisect
 from lpdp._validate import check_probability
 from lpdp.errors import NotApplicableError, ParameterError
 from lpdp.mechanisms.base import Mechanism, check_level
@@ -157,6 +156,13 @@ def _negated(fn: Any) -> Any:
         return np.asarray(fn(-np.asarray(c, dtype=float)), dtype=float)
 
     return out
+
+
+#: Grid points of the tail table :meth:`SubsampledMechanism.loss_quantile` brackets a level in.
+TABLE_POINTS = 16385
+#: Offsets (in bracket widths) around the interpolated quantile evaluated with the midpoint in each step
+#: of :meth:`SubsampledMechanism.loss_quantile`.
+_AROUND = (-1e-3, -1e-6, -1e-9, 1e-9, 1e-6, 1e-3)
 
 
 def _symmetrised(removal: LossLaw, log_tie: float) -> LossLaw:
@@ -280,6 +286,8 @@ class SubsampledMechanism(Mechanism):
         self._relation = relation
         self._map = _Map(q)
         self._laws: dict[bool, LossLaw] = {}      # the filter face's loss laws, built once
+        self._tables: dict[int, tuple[np.ndarray, np.ndarray]] = {}   # their tail tables
+        self._quantiles: dict[tuple[int, float], float] = {}           # and quantiles asked for
 
     # ------------------------------------------------------------------ identity
     def _key(self) -> tuple[Any, ...]:
@@ -480,37 +488,93 @@ class SubsampledMechanism(Mechanism):
         raise NotApplicableError(f"{self.label}: the loss law is known for the pairs {(a, b)!r} and "
                                  f"{(b, a)!r} only (got {(value, other)!r})")
 
+    def _tails(self, law: LossLaw, c: np.ndarray) -> np.ndarray:
+        """``P(L > c)`` at each ``c`` (vectorised): the ``+inf`` atom, the atoms above ``c`` (suffix sums
+        of the sorted atoms) and the continuous tail, capped at 1."""
+        c = np.asarray(c, dtype=float)
+        order = np.argsort(law.losses)
+        atoms = law.losses[order]
+        above = np.append(np.cumsum(np.exp(law.log_p[order])[::-1])[::-1], 0.0)
+        total = math.exp(law.log_p_inf) + above[np.searchsorted(atoms, c, side="right")]
+        if law.log_sf is not None:
+            total = total + np.exp(law.log_sf(c))
+        return np.minimum(total, 1.0)
+
     def loss_tail(self, c: float, value: Any, other: Any) -> float:
         """``P(L > c)`` from the loss law of the pair (removal or addition)."""
-        law = self._law_of(value, other)
-        c = float(c)
-        total = math.exp(law.log_p_inf) + float(np.sum(np.exp(law.log_p[law.losses > c])))
-        if law.log_sf is not None:
-            total += float(np.exp(law.log_sf(np.array([c]))[0]))
-        return min(1.0, total)
+        return float(self._tails(self._law_of(value, other), np.array([float(c)]))[0])
+
+    def _table(self, law: LossLaw) -> tuple[np.ndarray, np.ndarray]:
+        """The tail on a grid of :data:`TABLE_POINTS` losses from below the law's support to where the
+        tail is below 1e-300 (cached per law): the first bracket of :meth:`loss_quantile`."""
+        key = id(law)
+        if key not in self._tables:
+            lo, hi = law.support
+            atoms = law.losses.tolist()
+            lo = min([lo, *atoms]) if math.isfinite(lo) else min([-1.0, *atoms])
+            hi = max([hi, *atoms]) if math.isfinite(hi) else max([1.0, *atoms])
+            lo = lo - 1e-9 * (1 + abs(lo))
+            while hi < 1e6 and self._tails(law, np.array([hi]))[0] > 1e-300:
+                hi = hi + 2 * (1 + abs(hi))
+            cs = np.linspace(lo, hi, TABLE_POINTS)
+            self._tables[key] = (cs, self._tails(law, cs))
+        return self._tables[key]
 
     def loss_quantile(self, a: float, value: Any, other: Any) -> float:
-        """``inf{c : P(L > c) <= a}`` by bisection on :meth:`loss_tail` (to 1e-12 relative, rounded up)."""
+        """``inf{c : P(L > c) <= a}``: for a discrete law the atom itself; else to 1e-12 relative, rounded
+        up, from the bracket of a cached tail table (:meth:`_table`) narrowed by a few vectorised
+        evaluations, each at the midpoint and around the log-linear interpolate of the tail (every step
+        keeps ``P(L > lo) > a >= P(L > hi)``, as bisection does, and at least halves the bracket)."""
         a = check_level(a)
         if a >= 1.0:
             return -math.inf
         law = self._law_of(value, other)
         if math.exp(law.log_p_inf) > a:
             return math.inf
-        lo, hi = law.support
-        atoms = law.losses
-        lo = min([lo] + atoms.tolist()) if math.isfinite(lo) else min([-1.0] + atoms.tolist())
-        hi = max([hi] + atoms.tolist()) if math.isfinite(hi) else max([1.0] + atoms.tolist())
-        lo = lo - 1e-9 * (1 + abs(lo))
-        while self.loss_tail(lo, value, other) <= a:
-            lo = lo - 2 * (1 + abs(lo))
-            if lo < -1e6:
-                return -math.inf
-        while self.loss_tail(hi, value, other) > a:
-            hi = hi + 2 * (1 + abs(hi))
-            if hi > 1e6:
-                return math.inf
-        return bisect(lambda c: self.loss_tail(c, value, other) > a, lo, hi, rtol=1e-12, iterations=200)[1]
+        key = (id(law), a)
+        if key not in self._quantiles:
+            if len(self._quantiles) > 100_000:
+                self._quantiles.clear()
+            self._quantiles[key] = self._quantile(law, a)
+        return self._quantiles[key]
+
+    def _quantile(self, law: LossLaw, a: float) -> float:
+        if law.log_sf is None:                     # a step function: its quantile is an atom
+            atoms = np.sort(law.losses)
+            at = self._tails(law, atoms) <= a
+            return float(atoms[int(np.argmax(at))]) if at.any() else math.inf
+        cs, tails = self._table(law)
+        if not tails[0] > a:                       # every loss of the table is above the quantile
+            lo = float(cs[0])
+            while self._tails(law, np.array([lo]))[0] <= a:
+                lo = lo - 2 * (1 + abs(lo))
+                if lo < -1e6:
+                    return -math.inf
+            lo, hi = lo, float(cs[0])
+            t_lo, t_hi = float(self._tails(law, np.array([lo]))[0]), float(tails[0])
+        elif tails[-1] > a:
+            return math.inf
+        else:
+            k = int(np.argmax(tails <= a))         # the first grid point at or below a
+            lo, hi, t_lo, t_hi = float(cs[k - 1]), float(cs[k]), float(tails[k - 1]), float(tails[k])
+        while hi - lo > 1e-12 * max(1.0, abs(0.5 * (lo + hi))):
+            w = hi - lo
+            guess = 0.5 * (lo + hi)
+            if t_hi > 0 and a > 0:
+                f = (math.log(a) - math.log(t_lo)) / (math.log(t_hi) - math.log(t_lo))
+                guess = lo + min(max(f, 0.0), 1.0) * w
+            points = np.array([0.5 * (lo + hi), *(guess + w * np.array(_AROUND))])
+            points = np.unique(points[(points > lo) & (points < hi)])
+            if not points.size:                    # lo and hi are adjacent floats
+                break
+            t = self._tails(law, points)
+            at = t <= a
+            k = int(np.argmax(at)) if at.any() else points.size
+            if k > 0:
+                lo, t_lo = float(points[k - 1]), float(t[k - 1])
+            if k < points.size:
+                hi, t_hi = float(points[k]), float(t[k])
+        return hi
 
     def loss_atoms(self, value: Any, other: Any) -> tuple[np.ndarray, np.ndarray] | None:
         law = self._law_of(value, other)
