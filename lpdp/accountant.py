@@ -38,8 +38,11 @@ from lpdp._validate import check_int, check_positive
 from lpdp.compose import METHODS, double_dp, heterogeneous, homogeneous, multi
 from lpdp.compose._levels import identity_region
 from lpdp.compose.multi import compose_regions, directed_product
+from lpdp.compose.multinomial import MAX_ATOMS, atom_count, power
+from lpdp.display import guarantee_html
 from lpdp.errors import ParameterError
 from lpdp.mechanisms import Mechanism
+from lpdp.pld import compose as pld_compose
 from lpdp.region import PrivacyRegion
 from lpdp.tradeoff import GaussianLower, composed_mu, gaussian
 
@@ -144,8 +147,6 @@ class Guarantee:
         return _values(lo.reshape(d.shape), delta), _values(hi.reshape(d.shape), delta)
 
     def _repr_html_(self) -> str:
-        from lpdp.display import guarantee_html
-
         return guarantee_html(self)
 
     def plot(self, ax: Any = None, kind: str = "profile") -> list[Any]:
@@ -394,8 +395,6 @@ def _directed_route(parts: list[tuple[Mechanism, int]], tolerance: float | None 
     """One finite pair that is not its own mirror: the multinomial in each order (exact, outward rounded)
     when affordable; a mix with more than :data:`DIRECTED_PRODUCT_COUNT` runs: the certified engine;
     else ``None`` (the exact product)."""
-    from lpdp.compose.multinomial import MAX_ATOMS, atom_count, power
-
     if len(parts) == 1:
         (m, k), = parts
         region = m.region()
@@ -473,11 +472,9 @@ def _certified(continuous: list[tuple[Mechanism, int]], finite: list[tuple[Mecha
     provably <= it, floating point included. Pairs that are not their own mirror are composed in both
     orders and the larger δ is kept on each side.
     """
-    from lpdp.pld import compose
-
     parts = continuous + finite
-    forward = compose([(m.loss_law(), k) for m, k in parts], step=step, tolerance=tolerance)
+    forward = pld_compose([(m.loss_law(), k) for m, k in parts], step=step, tolerance=tolerance)
     if all(m.is_symmetric for m, _ in parts):
         return forward.lower, forward.upper
-    backward = compose([(m.loss_law(reverse=True), k) for m, k in parts], step=step, tolerance=tolerance)
+    backward = pld_compose([(m.loss_law(reverse=True), k) for m, k in parts], step=step, tolerance=tolerance)
     return Larger(forward.lower, backward.lower), Larger(forward.upper, backward.upper)

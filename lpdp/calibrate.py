@@ -45,9 +45,11 @@ from typing import Any, Literal
 from lpdp._search import boundary, largest
 from lpdp._validate import check_delta, check_epsilon, check_int, check_probability
 from lpdp.accountant import Guarantee, route
+from lpdp.display import format_lower, format_upper
 from lpdp.errors import ParameterError
 from lpdp.mechanisms import Mechanism
 from lpdp.tradeoff import MAX_MU, composed_mu, gaussian_delta
+from lpdp.workload import parse
 
 __all__ = ["Calibration", "FREE", "FREE_VALUE", "search", "calibrate", "noise_factor", "split",
            "how_many_more", "free_parameter"]
@@ -188,8 +190,6 @@ class Calibration:
 
     def summary(self) -> list[str]:
         """Readable lines: the value rounded toward the private side, ε and δ of the certificate up."""
-        from lpdp.display import format_lower, format_upper
-
         def safe(x: float) -> str:
             if self.integer:
                 return str(int(x)) if math.isfinite(x) else str(x)
@@ -588,8 +588,6 @@ def calibrate(workload: Mapping[str, Any], epsilon: float, delta: float, *, rtol
     >>> c.parameter, c.value, c.optimum
     ('mechanism[1].times', 8, (8, 8))
     """
-    from lpdp.workload import parse
-
     i, key, free = free_parameter(workload)
     entries = [dict(e) for e in workload["mechanism"]]
     bounds = {b: entries[i].pop(b) for b in ("min", "max") if b in entries[i]}

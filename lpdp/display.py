@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import math
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, localcontext
+from html import escape
 from typing import Any
+
+import numpy as np
 
 from lpdp._validate import check_int
 
@@ -83,8 +86,6 @@ def format_lower(x: float, digits: int = 6) -> str:
 
 
 def _table(caption: str, header: tuple[str, ...], rows: list[tuple[str, ...]], note: str = "") -> str:
-    from html import escape
-
     cells = "".join(f"<th>{escape(h)}</th>" for h in header)
     body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in rows)
     foot = f"<p><small>{escape(note)}</small></p>" if note else ""
@@ -103,8 +104,6 @@ def region_html(region: Any, max_rows: int = 8) -> str:
     >>> "<td>0.5</td><td>0.200001</td>" in html
     True
     """
-    import numpy as np
-
     loss = np.sort(region.losses[region.losses >= 0])
     eps = loss if loss.size else np.array([0.0])
     shown = eps if eps.size <= max_rows else np.concatenate([eps[: max_rows // 2], eps[-(max_rows // 2):]])

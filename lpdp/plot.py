@@ -5,9 +5,16 @@ Functions take ``ax=None`` (a new figure is made) and return the artists they dr
 
 from __future__ import annotations
 
+import math
+import sys
+import textwrap
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+
+import numpy as np
+
+from lpdp.export import atomic_open, check_output_path
 
 
 def _pyplot():
@@ -21,8 +28,6 @@ def _pyplot():
 
 
 def _interactive() -> bool:
-    import sys
-
     return hasattr(sys, "ps1") or "ipykernel" in sys.modules
 
 
@@ -44,8 +49,6 @@ def wrap_title(text: str, width: int = TITLE_WIDTH, lines: int = TITLE_LINES) ->
     >>> wrap_title("a " * 50, width=20, lines=2).splitlines()
     ['a a a a a a a a a a', 'a a a a a a a a a …']
     """
-    import textwrap
-
     out = textwrap.wrap(" ".join(str(text).split()), width, break_on_hyphens=False) or [""]
     if len(out) > lines:
         out = out[:lines]
@@ -77,8 +80,6 @@ def count_ticks(axis: Any, values: Sequence[float]) -> None:
 
 def probability_axis(ax: Any, values: Sequence[Any], *, which: str = "y") -> None:
     """A log-scaled probability axis from the smallest positive value shown (a third below it) to 1."""
-    import numpy as np
-
     v = np.concatenate([np.ravel(np.asarray(x, dtype=float)) for x in values])
     v = v[np.isfinite(v) & (v > 0)]
     low = max(float(v.min()) / 3 if v.size else 1e-12, 1e-300)
@@ -166,8 +167,6 @@ def save_figure(draw: Callable[[Any], None], path: str | Path, *,
     add its own subplots. The path is checked before drawing and the file is written atomically
     (:func:`lpdp.export.atomic_open`): a failure leaves any previous file intact.
     """
-    from lpdp.export import atomic_open, check_output_path
-
     path = check_output_path(path, option, PLOT_SUFFIXES)
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=figsize)
@@ -199,7 +198,7 @@ FILTER_STYLES: dict[str, dict[str, Any]] = {
 
 def filter_label(name: str) -> str:
     """The legend label of a registered filter (or of the classical reference)."""
-    from lpdp.filters.registry import filter_kinds
+    from lpdp.filters.registry import filter_kinds  # the filters are loaded only when a label is asked
 
     labels = {k.name: k.label for k in filter_kinds()}
     return labels.get(name, "classical composition (reference)" if name == "classical" else name)
@@ -214,8 +213,6 @@ def filter_survival(c: Any, ax: Any = None) -> list[Any]:
     >>> from lpdp.filters import GaussianMechanism, comparison
     >>> artists = filter_survival(comparison(GaussianMechanism(2.0), 6.0, 1e-3, 48, trajectories=0))
     """
-    import numpy as np
-
     ax = _axes(ax)
     t = np.arange(1, c.max_steps + 1)
     artists = []
@@ -274,8 +271,6 @@ def filter_telemetry(result: Any, ax: Any = None) -> list[Any]:
     >>> from lpdp.filters.adaptive import telemetry
     >>> artists = filter_telemetry(telemetry(["a", "b", "c"], 6.0, 1e-4, 10, devices=5))
     """
-    import numpy as np
-
     fig = _axes(ax).figure
     fig.clear()
     left, right = fig.subplots(1, 2)
@@ -363,7 +358,6 @@ def contact_sheet(pngs: Sequence[str | Path], ax: Any = None) -> list[Any]:
     >>> len(contact_sheet([png]))
     1
     """
-    import math
 
     import matplotlib.image as mpimg
 
@@ -391,8 +385,6 @@ def fdp_tightening(rows: Sequence[dict[str, Any]], name: str, k: int, ax: Any = 
     ...         {"n": 4, "max_delta_gap": 0.3, "area_between": 0.004, "epsilon_at_1e-5": [5.0, 7.0]}]
     >>> artists = fdp_tightening(rows, "G_1", 10)
     """
-    import numpy as np
-
     fig = _axes(ax).figure
     fig.clear()
     left, right = fig.subplots(1, 2)
@@ -447,8 +439,6 @@ def privacy_profile(curve: Any, ax: Any = None, *, title: str = "") -> list[Any]
     ...           np.array([0.5, 0.12, 0.02]), False, {})
     >>> artists = privacy_profile(c)
     """
-    import numpy as np
-
     ax = _axes(ax)
     eps, lo, hi = curve.x, curve.lower, curve.upper
     out = ax.plot(eps, hi, color="k", lw=1.8, label="guarantee: δ(ε) is at most this (upper side)")
@@ -476,8 +466,6 @@ def tradeoff_curve(curve: Any, ax: Any = None, *, title: str = "") -> list[Any]:
     >>> from lpdp.mechanisms import pure
     >>> artists = tradeoff_curve(tradeoff(Accountant().compose(pure(1.0), 3).guarantee()))
     """
-    import numpy as np
-
     ax = _axes(ax)
     out = ax.plot([0, 1], [1, 0], color="0.6", lw=0.8, ls=":", label="random guessing")
     out += ax.plot(curve.x, curve.lower, color="k", lw=1.8,
@@ -504,8 +492,6 @@ def tpr_curve(curve: Any, ax: Any = None, *, title: str = "") -> list[Any]:
     >>> from lpdp.mechanisms import pure
     >>> artists = tpr_curve(tpr(Accountant().compose(pure(1.0), 3).guarantee(), [1e-3, 1e-2, 0.1]))
     """
-    import numpy as np
-
     ax = _axes(ax)
     fpr = curve.x
     out = ax.plot(fpr, fpr, color="0.6", lw=0.8, ls=":", label="random guessing (TPR = FPR)")
@@ -531,8 +517,6 @@ def budget_curve(curve: Any, ax: Any = None, *, title: str = "") -> list[Any]:
     >>> from lpdp.mechanisms import pure
     >>> artists = budget_curve(budget([(pure(0.1), 1)], 1e-6, [1, 10, 100]))
     """
-    import numpy as np
-
     ax = _axes(ax)
     n = curve.x
     out = ax.plot(n, curve.upper, color="k", lw=1.8, marker="o", ms=3,

@@ -93,16 +93,15 @@ HEAVY = ("matplotlib", "cvxpy", "dask", "distributed", "dp_accounting", "mpmath"
 #: shapely, tqdm and the plotting/display modules stay lazy for CLI start-up (tests/test_cli_startup.py);
 #: accountant -> pld/curves/plot and filters/combined -> adaptive/simulate close cycles (to be moved).
 FUNCTION_IMPORTS_LEFT = {
-    "accountant.py": {"lpdp.compose.multinomial", "lpdp.curves", "lpdp.display", "lpdp.pld", "lpdp.plot"},
+    "accountant.py": {"lpdp.curves", "lpdp.plot"},
     "_binomial.py": {"scipy"},
     "_special.py": {"scipy"},    # scipy.special on first use: 0.2-0.3 s of a Gaussian `lpdp account`
-    "calibrate.py": {"lpdp.display", "lpdp.workload", "scipy.optimize"},
-    "display.py": {"html", "numpy"},
+    "calibrate.py": {"scipy.optimize"},
     "filters/combined.py": {"lpdp.filters.adaptive", "lpdp.filters.baselines", "lpdp.filters.simulate"},
     "mechanisms/sampled.py": {"scipy"},
     "parallel.py": {"ctypes", "multiprocessing"},
     "pld.py": {"scipy.fft"},
-    "plot.py": {"lpdp.export", "lpdp.filters.registry", "math", "numpy", "sys", "textwrap"},
+    "plot.py": {"lpdp.filters.registry"},   # lpdp.cli._common imports plot: the filters only on use
     "region.py": {"lpdp.display", "lpdp.plot", "shapely.geometry"},
     "testing.py": {"shapely.geometry"},
     "workload.py": {"tqdm"},
