@@ -119,7 +119,8 @@ def _classify(first: tuple[float, float], second: tuple[float, float]) -> _Activ
 
 
 def total_variation_eta(epsilon: float, delta: float) -> float:
-    """``η = δ + (1-δ)(e^ε - 1)/(e^ε + 1)``: the total variation implied by (ε, δ)-DP (Remark 2).
+    """``η = δ + (1-δ)(e^ε - 1)/(e^ε + 1)``: the total variation implied by (ε, δ)-DP (Remark 2), rounded
+    up.
 
     Examples
     --------
@@ -128,7 +129,10 @@ def total_variation_eta(epsilon: float, delta: float) -> float:
     """
     eps = check_epsilon(epsilon, "epsilon")
     dlt = check_delta(delta, "delta")
-    return dlt + (1.0 - dlt) * math.tanh(eps / 2.0)
+    # rounded up (η is a δ of the baseline's (0, η) constraint): tanh within 2 ulps, 1 - δ, the product
+    # and the sum one rounding each, all terms positive: 6 u relative, then the next double
+    value = dlt + (1.0 - dlt) * math.tanh(eps / 2.0)
+    return min(1.0, round_up(value * (1.0 + 6 * UNIT_ROUNDOFF)))
 
 
 def double_dp(first: tuple[float, float], second: tuple[float, float], k: int, *,

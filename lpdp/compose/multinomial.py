@@ -10,8 +10,9 @@ absolute error ``~u log k!`` is added outward.
 
 Outward rounding: every input loss is trusted to ``LOSS_RTOL |L|`` and every input log mass to
 ``MASS_ATOL + MASS_RTOL |log p|`` (what a pair computed from its parameters in log space carries: a few
-units of roundoff), and the composed atoms' losses and log masses are widened by the sum of those errors
-times the counts plus the error of the binomial chain. :func:`power` returns two regions, ``lower``
+units of roundoff) plus the pair's own :class:`~lpdp._numerics.ErrorBound`, and the composed atoms'
+losses and log masses are widened by the sum of those errors times the counts plus the error of the
+binomial chain. :func:`power` returns two regions, ``lower``
 (losses and masses rounded down: every δ(ε) at or below the exact composition's) and ``upper`` (rounded
 up: at or above it), which agree to about ``k · 1e-15`` relative.
 """
@@ -102,13 +103,17 @@ def power(region: PrivacyRegion, k: int) -> tuple[PrivacyRegion, PrivacyRegion]:
         log_mass = float(special.gammaln(k + 1.0)) - lf.sum(axis=1) + counts @ lp_fin + k * log_fin
         err_coef = 8 * _U * (float(special.gammaln(k + 1.0)) + lf.sum(axis=1)) + 8 * _U * (
             np.abs(counts) @ np.abs(lp_fin))
-    # errors: inputs (per count), the sum Σ n_i L_i (m + 1 roundings), the binomial chain (m - 1 factors)
+    # errors: inputs (per count: the trusted roundoff and the pair's own bound, e.g. from_pair's absolute
+    # loss error of a quotient, 1e-16 on a loss of 1e-6), the sum Σ n_i L_i (m + 1 roundings), the
+    # binomial chain (m - 1 factors)
+    own = region.error.absolute(float(np.max(np.abs(L), initial=0.0)))
     abs_l = counts @ np.abs(L)
-    err_loss = LOSS_RTOL * abs_l + (m + 2) * _U * abs_l
-    err_mass = (counts @ (MASS_ATOL + MASS_RTOL * np.abs(lp))) + err_coef \
-        + 8 * _U * (np.abs(log_mass) + k * abs(log_fin)) + 8 * k * _U
+    err_loss = counts @ (LOSS_RTOL * np.abs(L) + own.loss) + (m + 2) * _U * abs_l
+    err_mass = (counts @ (MASS_ATOL + MASS_RTOL * np.abs(lp) + np.asarray(own.log_mass(np.abs(lp))))) \
+        + err_coef + 8 * _U * (np.abs(log_mass) + k * abs(log_fin)) + 8 * k * _U
     # the leaks: the input's error, then log1mexp, k times its log, log1mexp (a few u each, relative)
-    err_inf = MASS_ATOL + MASS_RTOL * abs(region.log_p_inf) + 32 * _U if log_p_inf > -math.inf else 0.0
+    err_inf = MASS_ATOL + MASS_RTOL * abs(region.log_p_inf) + 32 * _U + own.log_inf(abs(region.log_p_inf)) \
+        if log_p_inf > -math.inf else 0.0
     up = _region(loss + err_loss, np.minimum(log_mass + err_mass, 0.0), min(log_p_inf + err_inf, 0.0),
                  log_q_ninf)
     down = _region(loss - err_loss, log_mass - err_mass, log_p_inf - err_inf, log_q_ninf)
