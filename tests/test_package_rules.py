@@ -97,7 +97,7 @@ FUNCTION_IMPORTS_LEFT = {
     "_binomial.py": {"scipy"},
     "_special.py": {"scipy"},    # scipy.special on first use: 0.2-0.3 s of a Gaussian `lpdp account`
     "calibrate.py": {"scipy.optimize"},
-    "filters/combined.py": {"lpdp.filters.adaptive", "lpdp.filters.baselines", "lpdp.filters.simulate"},
+    "filters/combined.py": {"lpdp.filters.adaptive", "lpdp.filters.simulate"},
     "mechanisms/sampled.py": {"scipy"},
     "parallel.py": {"ctypes", "multiprocessing"},
     "pld.py": {"scipy.fft"},

@@ -21,7 +21,7 @@ from collections.abc import Hashable, Sequence
 from typing import Any, Literal
 
 from lpdp._validate import check_delta, check_probability
-from lpdp.filters.baselines import RenyiFilter, best_renyi
+from lpdp.filters.baselines import CYCLE_BEST, RenyiFilter, best_renyi
 from lpdp.filters.params import optimal_parameters
 from lpdp.filters.realisation import Filter, RealisationFilter, Step, StoppingRule, check_steps
 from lpdp.mechanisms import Mechanism, Request
@@ -150,7 +150,6 @@ def combined_for_cycle(steps: Sequence[Step], epsilon: float, delta: float, max_
     (0.9, True)
     """
     from lpdp.filters.adaptive import sequence_parameters
-    from lpdp.filters.baselines import CYCLE_BEST
 
     steps = check_steps(steps)
     d1 = check_delta(delta) * MC_SPLIT
