@@ -87,3 +87,17 @@ def test_filter_sweep_is_a_sweep_of_the_comparison(tmp_path):
     assert (tmp_path / "sweep.png").exists() and (tmp_path / "sweep.csv").exists()
     shipped = scenarios.load(ROOT / "filter_sweep_gaussian.toml")[1]
     assert shipped["default"] is False and len(shipped["sweep"].cells) == 63
+
+
+def test_filter_comparison_takes_a_workload_mechanism_table(tmp_path):
+    """The one data form in scenarios: a ``[mechanism]`` table (kind = ...) replaces ``sigma``, and the
+    output names the mechanism in that form; a bad table is one error naming its key."""
+    src = tmp_path / "laplace.toml"
+    src.write_text('kind = "filter_comparison"\ntitle = "t"\nepsilon = 3.0\ndelta = 1e-3\nmax_steps = 8\n'
+                   '[mechanism]\nkind = "laplace"\nscale = 2.0\n')
+    scenarios.run_file(src, tmp_path)
+    result = json.loads((tmp_path / "laplace.json").read_text())["result"]
+    assert result["mechanism"] == {"kind": "laplace", "scale": 2.0, "sensitivity": 1.0}
+    src.write_text('kind = "filter_comparison"\ntitle = "t"\n[mechanism]\nkind = "laplace"\n')
+    with pytest.raises(ScenarioError, match=r"mechanism\.scale"):
+        scenarios.load(src)

@@ -99,9 +99,30 @@ def _positive_list(name: str):
     return check
 
 
+def _round_table(table: dict[str, Any]) -> Any:
+    """The mechanism of a ``[mechanism]`` table (the workload's form, ``kind = ...``)."""
+    from lpdp.mechanisms import mechanism_from_entry
+
+    mech, times = mechanism_from_entry(table, source="scenario", where="mechanism")
+    if times != 1:
+        raise ParameterError(f"mechanism.times={times}: each round runs the mechanism once")
+    return mech
+
+
+def _round_mechanism(params: dict[str, Any]) -> Any:
+    """The mechanism of each round: the ``[mechanism]`` table when given, else the Gaussian of ``sigma``."""
+    from lpdp.filters import GaussianMechanism
+
+    table = params["mechanism"]
+    return GaussianMechanism(params["sigma"]) if table is None else _round_table(table)
+
+
 GAUSSIAN = {
     "sigma": Field("float", "noise of each Gaussian round (sensitivity-1 count)", default=2.0,
                    check=lambda v: check_positive(v, "sigma")),
+    "mechanism": Field("table", "the mechanism of each round as a [mechanism] table of a workload "
+                       "(kind = ..., e.g. kind = \"laplace\", scale = 1.0); replaces sigma",
+                       check=lambda v: (_round_table(v), v)[1]),     # checked; kept as data
     "delta": Field("float", "target delta", default=1e-3,
                    check=lambda v: check_delta(v, allow_one=False)),
 }
@@ -131,10 +152,10 @@ def _survival(params: dict[str, Any]) -> ScenarioOutput:
     """Every filter's survival curve (exact for the realisation-level and union-bound filters, with a
     Monte Carlo check), the mechanism-level baselines with their best parameters, and the classical
     reference; one panel per ε."""
-    from lpdp.filters import GaussianMechanism, comparison
+    from lpdp.filters import comparison
     from lpdp.plot import filter_survival
 
-    comps = [comparison(GaussianMechanism(params["sigma"]), e, params["delta"], params["max_steps"],
+    comps = [comparison(_round_mechanism(params), e, params["delta"], params["max_steps"],
                         trajectories=params["trajectories"], seed=params["seed"])
              for e in params["epsilons"]]
     summary = _expected_table(comps)
@@ -191,10 +212,10 @@ def _given(params: dict[str, Any]) -> Any:
 def _comparison(params: dict[str, Any]) -> ScenarioOutput:
     """Every filter at one (σ, ε, δ, N): exact expected releases E[min(T, N)] and survival curves.
     Sweep it over ``epsilon`` and ``max_steps`` for the expected releases of every filter on a grid."""
-    from lpdp.filters import GaussianMechanism, comparison
+    from lpdp.filters import comparison
     from lpdp.plot import filter_survival
 
-    c = comparison(GaussianMechanism(params["sigma"]), params["epsilon"], params["delta"],
+    c = comparison(_round_mechanism(params), params["epsilon"], params["delta"],
                    params["max_steps"], trajectories=params["trajectories"], seed=params["seed"],
                    parameters=_given(params))
     return ScenarioOutput(payload=c.to_dict(), summary=_expected_table([c]),
