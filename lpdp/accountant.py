@@ -310,9 +310,11 @@ def route(parts: Sequence[tuple[Mechanism, int]], *, method: Method = "lattice",
     if any(a is not None for a, _ in attained):
         # a pair that is a bound only (fixed-size batches): the attack side is the composition of the
         # pairs that are attained, and the guarantee is a bracket whatever the route
-        lower = _route([(m if a is None else a, k) for (a, k), (m, _) in zip(attained, items, strict=True)],
-                       method, step, tol).lower
-        g = Guarantee(lower, g.upper, False, g.route)
+        low = _route([(m if a is None else a, k) for (a, k), (m, _) in zip(attained, items, strict=True)],
+                     method, step, tol)
+        rounding = all(m.attained_by_rounding for (a, _), (m, _) in zip(attained, items, strict=True)
+                       if a is not None)
+        g = Guarantee(low.lower, g.upper, g.exact and low.exact and rounding, g.route)
     return g if relation is None and scheme is None else replace(g, relation=relation, scheme=scheme)
 
 

@@ -26,6 +26,7 @@ from lpdp._validate import check_int, check_positive, check_probability
 from lpdp.accountant import Accountant, Guarantee
 from lpdp.errors import LpdpError, ParameterError
 from lpdp.mechanisms import (
+    BracketedMechanism,
     DPMechanism,
     FiniteMechanism,
     GaussianMechanism,
@@ -174,13 +175,20 @@ def _revealing() -> DPMechanism:
 
 
 def _rr(p: float, k: int) -> Any:
+    """k-ary randomized response of noise ``p``: ``ε = log1p(k (1 - p) / p)`` is evaluated within
+    ``4u (ε + 1)`` (three roundings of the quotient, one of ``log1p``), so the mechanism of ``ε`` rounded
+    up dominates the event's (the upper side) and the one of ``ε`` rounded down is attained by it (the
+    lower side, :meth:`~lpdp.mechanisms.Mechanism.attained`)."""
     if not 0.0 <= p <= 1.0:
         raise ParameterError(f"noise_parameter={p!r}: must be in [0, 1]")
     if k == 1:
         return None
     if p == 0.0:
         return _revealing()
-    return randomized_response(k, math.log1p(k * (1.0 - p) / p))
+    eps = math.log1p(k * (1.0 - p) / p)
+    slack = 8 * 2.0 ** -53 * (eps + 1)
+    return BracketedMechanism(randomized_response(k, eps + slack),
+                              randomized_response(k, max(eps - slack, 0.0)))
 
 
 def _pld_from_log_masses(log_p: dict[Any, float], log_q: dict[Any, float], discretization: float,

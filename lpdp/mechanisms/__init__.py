@@ -45,6 +45,7 @@ Layout: :mod:`~lpdp.mechanisms.base` (the protocol, requests), one module per fa
 from __future__ import annotations
 
 from lpdp.mechanisms.base import Mechanism, Request, Step, pair_increments, request_input, step_to_dict
+from lpdp.mechanisms.bracketed import BracketedMechanism
 from lpdp.mechanisms.finite import (
     DPMechanism,
     FiniteMechanism,
@@ -77,6 +78,7 @@ __all__ = [
     "FiniteMechanism",
     "SampledMechanism",
     "SubsampledMechanism",
+    "BracketedMechanism",
     "subsampled",
     "MixtureMechanism",
     "mixture",

@@ -167,6 +167,12 @@ class Mechanism(ABC):
         guarantee from it. ``None`` (the default): the mechanism's own pair is attained."""
         return None
 
+    @property
+    def attained_by_rounding(self) -> bool:
+        """Whether :meth:`attained` differs from the mechanism by the rounding of a parameter only (a
+        guarantee composed of exact routes then stays exact: its sides differ by floating-point error)."""
+        return False
+
     def gaussian_mu(self) -> float | None:
         """``μ`` when the dominating pair is exactly ``(N(μ, 1), N(0, 1))`` (composition: ``μ√Σ k``),
         else ``None``."""

@@ -339,14 +339,23 @@ class SubsampledMechanism(Mechanism):
 
         Each atom ``(L, p, q_L)`` keeps its Q-mass and gets loss ``g(L) = log(q e^L + 1 - q)``; the P-only
         outcomes (loss ``+inf``) keep that loss with P-mass ``q p_inf``, and the Q-only outcomes (loss
-        ``-inf``) get the finite loss ``log(1 - q)``. Losses and log masses are computed in log space
-        (a few units of roundoff; the exact routes widen them, :mod:`lpdp.compose.multinomial`).
+        ``-inf``) get the finite loss ``log(1 - q)``. Losses and log masses are computed in log space;
+        their float error is bounded in the region's :class:`~lpdp._numerics.ErrorBound`, which every
+        certified query and exact route widens by. At ``rate = 1`` the mechanism's own region.
         """
+        if self.rate == 1.0:
+            return self.mechanism.region()             # the pair itself (q = 1), with its own error bound
         if self._scheme == "fixed_size":
-            law = self.loss_law()
-            return PrivacyRegion.from_log_masses(law.losses, law.log_p, law.log_p - law.losses,
-                                                 log_p_inf=law.log_p_inf, log_q_ninf=law.log_p_inf,
-                                                 check_total=False)
+            removal = SubsampledMechanism(self.mechanism, self.rate).region()
+            pos, zero = removal.losses > 0, removal.losses == 0
+            tie = self._log_tie()
+            losses = np.concatenate([removal.losses[pos], removal.losses[zero], [0.0], -removal.losses[pos]])
+            log_p = np.concatenate([removal.log_p[pos], removal.log_p[zero], [tie], removal.log_q[pos]])
+            log_q = np.concatenate([removal.log_q[pos], removal.log_p[zero], [tie], removal.log_p[pos]])
+            # the tie mass is rounded up by at most 1e-13 + 8u(1 + |log tv|) in its log (_log_tie)
+            error = removal.error.widened(mass=2e-13 + 16 * _U * (1 + abs(tie)) if tie > -math.inf else 0.0)
+            return PrivacyRegion.from_log_masses(losses, log_p, log_q, log_p_inf=removal.log_p_inf,
+                                                 log_q_ninf=removal.log_p_inf, check_total=False, error=error)
         inner = self.mechanism.region()
         g, q = self._map, self.rate
         loss = g.forward(inner.losses)
@@ -359,8 +368,14 @@ class SubsampledMechanism(Mechanism):
             log_p = np.append(log_p, math.log1p(-q) + log_q_ninf)
             log_q = np.append(log_q, log_q_ninf)
             log_q_ninf = -math.inf
+        # g is 1-Lipschitz, so the mechanism's loss errors carry over; its evaluation (log1p(q expm1(x))
+        # below 1, logaddexp(log q + x, log(1 - q)) above) errs by at most 8u (|x| + |log q| + 2); each
+        # P-mass is its Q-mass times e^loss, so its log errs by the loss error more
+        top = float(np.max(np.abs(inner.losses), initial=0.0))
+        eta = 8 * _U * (top + abs(g.log_q) + 2)
+        error = inner.error.absolute(top).widened(loss=eta, mass=eta + 4 * _U * (abs(g.log_q) + 2))
         return PrivacyRegion.from_log_masses(loss, log_p, log_q, log_p_inf=log_p_inf, log_q_ninf=log_q_ninf,
-                                             check_total=False)
+                                             check_total=False, error=error)
 
     def loss_law(self, reverse: bool = False) -> LossLaw:
         """The loss law of the removal pair (``reverse=False``) or of the addition pair (``True``).
@@ -381,6 +396,8 @@ class SubsampledMechanism(Mechanism):
 
         Fixed size: the symmetrised removal pair (:func:`_symmetrised`), the same in both orders.
         """
+        if self.rate == 1.0:
+            return self.mechanism.loss_law(reverse=reverse)
         if self._scheme == "fixed_size":
             return _symmetrised(SubsampledMechanism(self.mechanism, self.rate).loss_law(), self._log_tie())
         if self.mechanism.is_finite:
