@@ -603,6 +603,8 @@ def _coarsened(g: _Grid, size: int) -> _Grid:
     jc = j // size
     frac = (j - jc * size) / size
     top = float(np.max(g.log_x))
+    if not math.isfinite(top):          # no finite mass: nothing to move
+        return g
     w = np.exp(g.log_x - top)
     lo = int(jc[0])
     y = np.bincount(jc - lo, weights=w * (1 - frac), minlength=int(jc[-1]) - lo + 2)
