@@ -163,3 +163,20 @@ def test_laplace_one_fold_contains_closed_form(scale):
         exact = r + 2 * mpmath.log1p(-mpmath.mpf(delta))       # δ(ε) = δ solved exactly
         assert mpmath.mpf(float(e_lo)) <= exact <= mpmath.mpf(float(e_hi))
         assert e_hi - e_lo < 1e-3       # an off-grid atom (r = 1/3) costs the lower side its coupling
+
+
+@pytest.mark.parametrize("name", list(WORKLOADS))
+def test_epsilon_first_from_a_placed_tilt_contains_exact_truth(name):
+    """A fresh bracket asked ε at small δ first answers from lattices tilted at an estimate of the answer
+    (no untilted lattice yet); both sides still contain the exact truth, and so do δ queries after them."""
+    gauss, finite = WORKLOADS[name]
+    mu = math.sqrt(sum(k * m.mu ** 2 for m, k in gauss))
+    truth = _truth(mu, *_finite_composition([(m.loss_law(), k) for m, k in finite]))
+    bracket = compose([(m.loss_law(), k) for m, k in gauss + finite], tolerance=5e-4)
+    (lo, lo_deep), (hi, hi_deep) = bracket.epsilon([1e-6, 1e-11])
+    assert truth(hi) <= 1e-6 <= truth(lo) and truth(hi_deep) <= 1e-11 <= truth(lo_deep)
+    assert hi - lo < 5e-3 and hi_deep - lo_deep < 5e-3
+    eps = np.array([0.5, lo, hi_deep])
+    d_lo, d_hi = bracket.delta(eps)
+    ref = [truth(e) for e in eps]
+    assert all(a <= t <= b for a, t, b in zip(d_lo, ref, d_hi, strict=True))
