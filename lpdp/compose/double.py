@@ -71,6 +71,9 @@ class _Active:
     d2: float
     log_alpha: float
     log_1m_alpha: float
+    #: log masses of one coordinate's finite atoms (losses ε1, -ε1, ε2, -ε2), each from the four doubles
+    #: at 40 digits and rounded once
+    base: tuple[float, float, float, float] = ()
 
 
 def _check_pair(pair: object, name: str) -> tuple[float, float]:
@@ -113,9 +116,11 @@ def _classify(first: tuple[float, float], second: tuple[float, float]) -> _Activ
         ax = 1 - n2 * aa + n1 * bb
         if not ax > 0:
             return (e1, d1)
-        log_alpha = float(mpmath.log(ax) - mpmath.log1p(-n1))
-        log_1m_alpha = float(mpmath.log(n2 - n1) + mpmath.log(aa) - mpmath.log1p(-n1))
-    return _Active(e1, d1, e2, d2, log_alpha, log_1m_alpha)
+        la = mpmath.log(ax) - mpmath.log1p(-n1)
+        l1a = mpmath.log(n2 - n1) + mpmath.log(aa) - mpmath.log1p(-n1)
+        sp1, sp2 = mpmath.log1p(mpmath.exp(m1)), mpmath.log1p(mpmath.exp(m2))
+        base = tuple(float(v) for v in (l1a + m1 - sp1, l1a - sp1, la + m2 - sp2, la - sp2))
+    return _Active(e1, d1, e2, d2, float(la), float(l1a), base)
 
 
 def total_variation_eta(epsilon: float, delta: float) -> float:
@@ -254,10 +259,8 @@ def _levels(p: _Active, k: int, units: list[int]) -> PrivacyRegion:
     u1, u2 = units
     g = math.gcd(2 * u1, u1 + u2, u1 - u2)
     size = _level_count(k, units)
-    sp1, sp2 = float(log_softplus(p.e1)), float(log_softplus(p.e2))
     base = np.full(2 * u1 // g + 1, -np.inf)
-    for at, log_mass in ((2 * u1, p.log_1m_alpha + p.e1 - sp1), (0, p.log_1m_alpha - sp1),
-                         (u1 + u2, p.log_alpha + p.e2 - sp2), (u1 - u2, p.log_alpha - sp2)):
+    for at, log_mass in zip((2 * u1, 0, u1 + u2, u1 - u2), p.base, strict=True):
         base[at // g] = np.logaddexp(base[at // g], log_mass)      # ε2 = 0: ±u2 is one level
     log_rest, log_inf = _log_tilde(p, k)
     own: list[ErrorBound] = []
@@ -265,7 +268,9 @@ def _levels(p: _Active, k: int, units: list[int]) -> PrivacyRegion:
     ell = g * np.arange(size) - k * u1
     step = p.e1 / u1
     slack = k * max(abs(Fraction(p.e1) - u1 * Fraction(step)), abs(Fraction(p.e2) - u2 * Fraction(step)))
-    base_err = ErrorBound(mass=_base_error(p) + 4 * UNIT_ROUNDOFF, per_nat=4 * UNIT_ROUNDOFF)
+    # each base log mass is one rounding of its 40-digit value (u/2 of its magnitude); the merge of ±u2
+    # when ε2 = 0 one logaddexp (a few ulps)
+    base_err = ErrorBound(mass=4 * UNIT_ROUNDOFF, per_nat=UNIT_ROUNDOFF)
     err = ErrorBound().times(base_err, k).times(own[0]).widened(per_nat=4 * UNIT_ROUNDOFF)
     err = level_loss_error(err, slack).with_dropped_top(k * p.e1)
     return region_from_atoms(level_losses(step, ell, slack), log_mass, log_p_inf=log_inf, level=ell,
