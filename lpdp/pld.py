@@ -405,8 +405,9 @@ def _cell_masses(law: LossLaw, bnd: np.ndarray, under_q: bool) -> tuple[np.ndarr
     low = lc[1:] <= ls[:-1]                       # true below the median: one split, tails telescope
     m_c, m_s = _log_sub(lc[1:], lc[:-1]), _log_sub(ls[:-1], ls[1:])
     scale = np.where(low, np.logaddexp(lc[1:], lc[:-1]), np.logaddexp(ls[:-1], ls[1:]))
-    size = np.where(low, np.maximum(np.abs(lc[1:]), np.abs(lc[:-1])),
-                    np.maximum(np.abs(ls[:-1]), np.abs(ls[1:])))
+    # a tail of mass exactly 0 (log -inf, at an end of the support) is exact: it adds no |log| to the error
+    fin_c, fin_s = np.where(np.isfinite(lc), np.abs(lc), 0.0), np.where(np.isfinite(ls), np.abs(ls), 0.0)
+    size = np.where(low, np.maximum(fin_c[1:], fin_c[:-1]), np.maximum(fin_s[:-1], fin_s[1:]))
     log_m = np.where(low, m_c, m_s)
     with np.errstate(invalid="ignore", over="ignore"):   # the difference itself: a few u relative
         rel = ((law.rtol + law.rtol_log * size) * np.exp(np.minimum(scale - log_m, _LOG_MAX)) + 8 * _U)
