@@ -368,12 +368,21 @@ class SubsampledMechanism(Mechanism):
             log_p = np.append(log_p, math.log1p(-q) + log_q_ninf)
             log_q = np.append(log_q, log_q_ninf)
             log_q_ninf = -math.inf
-        # g is 1-Lipschitz, so the mechanism's loss errors carry over; its evaluation (log1p(q expm1(x))
-        # below 1, logaddexp(log q + x, log(1 - q)) above) errs by at most 8u (|x| + |log q| + 2); each
-        # P-mass is its Q-mass times e^loss, so its log errs by the loss error more
-        top = float(np.max(np.abs(inner.losses), initial=0.0))
-        eta = 8 * _U * (top + abs(g.log_q) + 2)
-        error = inner.error.absolute(top).widened(loss=eta, mass=eta + 4 * _U * (abs(g.log_q) + 2))
+        # g is 1-Lipschitz, so the mechanism's loss errors carry over. Its evaluation errs by at most
+        # 3u |y| / (1 + y) + 2u |g| below x = 1 (y = q expm1(x) to 3u relative, then log1p), charged
+        # 6u (|g| + |y| / (1 + y)); above, logaddexp(log q + x, log(1 - q)) moves by at most each argument's
+        # error (weights <= 1) plus two roundings of its result: charged twice u (|log q| + |x + log q| +
+        # |log(1 - q)| + 2 |g|); log(1 - q) alone by u |log(1 - q)|.
+        # Each P-mass is its Q-mass times e^loss: its log errs by the loss error and the sum's rounding.
+        x = np.asarray(inner.losses, dtype=float)
+        y = q * np.expm1(np.minimum(x, 1.0))
+        fx = loss[:x.size]
+        per_atom = np.where(x <= 1.0, 6 * _U * (np.abs(fx) + np.abs(y) / (1 + y)),
+                            2 * _U * (abs(g.log_q) + np.abs(x + g.log_q) + abs(g.floor) + 2 * np.abs(fx)))
+        eta = max(float(np.max(per_atom, initial=0.0)), 2 * _U * abs(g.floor))
+        top = float(np.max(np.abs(x), initial=0.0))
+        error = inner.error.absolute(top).widened(
+            loss=eta, mass=eta + 2 * _U * (abs(g.log_q) + abs(g.floor) + 1), per_nat=2 * _U)
         return PrivacyRegion.from_log_masses(loss, log_p, log_q, log_p_inf=log_p_inf, log_q_ninf=log_q_ninf,
                                              check_total=False, error=error)
 
