@@ -479,9 +479,9 @@ class SubsampledMechanism(Mechanism):
         return self._filter_pair()[1]
 
     def default_pairs(self) -> tuple[tuple[Any, Any], ...]:
-        """The removal and the addition of the record: ``(present, absent)`` and ``(absent, present)``."""
-        a, b = self._filter_pair()
-        return ((a, b), (b, a))
+        """The record present and absent, ``((present, absent),)``: filters take both orders of each pair
+        (removal and addition)."""
+        return (self._filter_pair(),)
 
     def sample(self, value: Any, rng: np.random.Generator, size: int | None = None) -> Any:
         """With probability ``rate`` the mechanism's output on ``value``, else on :attr:`null`."""
