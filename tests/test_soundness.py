@@ -287,6 +287,23 @@ def test_compose_double_dp(profile, method):
 
 
 @pytest.mark.parametrize("profile", PROFILES)
+def test_compose_total_variation_eta(profile):
+    """``total_variation_eta(ε, δ)`` bounds the total variation of an (ε, δ)-DP pair: never below its
+    true ``δ(0)``."""
+    from lpdp.compose import total_variation_eta
+
+    run = Run()
+    for seed in _seeds(profile, 100):
+        rng = np.random.default_rng([16, seed])
+        e, d = _dp_pair(rng)
+        if seed % 5 == 0:
+            e = float(10.0 ** rng.uniform(-8, -2))
+        with run.case("compose.total_variation_eta", f"total_variation_eta({e!r}, {d!r})") as c:
+            c.upper("", total_variation_eta(e, d), R.dp(e, d).delta(0.0))
+    run.check()
+
+
+@pytest.mark.parametrize("profile", PROFILES)
 def test_compose_max_k_within(profile):
     """``max_k_within``: the true δ(ε) of the k it returns is within the budget (a k too large is a
     breach)."""
@@ -628,6 +645,66 @@ def test_accountant_certified(profile):
 
 
 @pytest.mark.parametrize("profile", PROFILES)
+def test_accountant_subsampled(profile):
+    """``subsampled(randomized_response(K, ε0) or pure(ε0), q)`` composed k times (K up to 10, ε0 up to
+    50, q from 1e-4 to 1): Poisson subsampling against the exact multinomial over the removal pair
+    ``(qP + (1-q)Q, Q)`` and the addition pair (its mirror), the larger δ; fixed-size batches at one step
+    against Balle, Barthe and Gaboardi's tight profile, and for k > 1 bracketing the attained composition
+    (the removal/addition pairs composed)."""
+    from lpdp.mechanisms.subsampled import subsampled
+
+    class _FixedSizeStep:
+        """One fixed-size subsampled step at rate q (Balle, Barthe and Gaboardi 2018, Theorem 10; tight):
+        ``δ'(ε') = q δ(ε)`` with ``e^ε = 1 + (e^ε' - 1)/q``, for ``ε' >= 0`` (the only ε the checks ask)."""
+
+        def __init__(self, base: R.Pair, rate: float) -> None:
+            self.base, self.q = base, R.mpf(rate)
+
+        def delta(self, eps):
+            e = R.mpf(eps)
+            assert e >= 0
+            return self.q * self.base.delta(R.MP.log1p(R.MP.expm1(e) / self.q))
+
+        def top_loss(self):
+            return R.MP.log1p(self.q * R.MP.expm1(self.base.top_loss()))
+
+    run = Run()
+    for seed in _seeds(profile, 40):
+        rng = np.random.default_rng([22, seed])
+        K, e0 = _rr_params(rng)
+        q = 1.0 if seed % 10 == 9 else float(10.0 ** rng.uniform(-4, 0))
+        fixed = seed % 4 == 1
+        k = int(10 ** rng.uniform(0, 2.7 if K == 2 else 1.6))
+        if fixed and seed % 8 == 1:
+            k = 1
+        mech, name = (pure(e0), f"pure({e0!r})") if K == 2 and seed % 3 == 0 else \
+            (randomized_response(K, e0), f"randomized_response({K}, {e0!r})")
+        step = R.subsampled_rr(K, e0, q)
+        fwd = R.power_by_counts(step, k)
+        attained = R.Worst(fwd, fwd.mirror())
+        scheme = "fixed_size" if fixed else "poisson"
+        eps = [x for x in _eps_points(rng, _pair_losses(fwd)) if x >= 0]
+        targets = [*_targets(rng), 0.0]
+        call = f"Accountant().compose(subsampled({name}, {q!r}, {scheme!r}), {k}).guarantee()"
+        with run.case(f"Accountant[subsampled {scheme}]", call) as c:
+            g = Accountant().compose(subsampled(mech, q, scheme), k).guarantee()
+            if not fixed or k == 1:
+                ref = attained if not fixed else _FixedSizeStep(R.rr(K, e0), q)
+                _check_guarantee(c, g, ref, eps, targets)
+            else:                        # the truth lies between the attained composition and the upper
+                lo, hi = g.delta(eps)
+                c.deltas(".delta[upper]", eps, hi, attained)
+                c.deltas(".delta[lower]", eps, lo, attained, side="lower")
+                for t in targets[:-1]:
+                    c.eps_upper(".epsilon[upper]", t, g.epsilon(t)[1], attained)
+                    c.eps_lower(".epsilon[lower]", t, g.epsilon(t)[0], attained)
+        if k == 1 and not fixed:
+            with run.case("SubsampledMechanism.region", f"subsampled({name}, {q!r}).region()") as c:
+                c.deltas(".delta", eps, subsampled(mech, q).region().delta(eps), fwd)
+    run.check()
+
+
+@pytest.mark.parametrize("profile", PROFILES)
 def test_dpsgd_one_step(profile):
     """``lpdp.dpsgd(σ, q, 1)``: one Poisson-subsampled Gaussian step (the certified engine) against the
     closed form of the removal and addition pairs (:class:`tests._reference.SubsampledGaussian`), the
@@ -795,6 +872,57 @@ def test_pld_compose_closed_forms(profile):
                 e_lo, e_hi = br.epsilon(t)
                 c.eps_upper(".epsilon[upper]", t, float(np.ravel(e_hi)[0]), ref)
                 c.eps_lower(".epsilon[lower]", t, float(np.ravel(e_lo)[0]), ref)
+    run.check()
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_interop_from_dp_event(profile):
+    """``interop.from_dp_event`` of dp_accounting events against the events' own definitions: randomized
+    response by its noise probability, discrete Laplace (k-fold products of its pair), Gaussians
+    (``G_μ``), one or two Laplace runs and a Poisson-sampled Gaussian step (closed forms)."""
+    from dp_accounting import dp_event as E
+
+    from lpdp.interop import from_dp_event
+
+    run = Run()
+    for seed in _seeds(profile, 20):
+        rng = np.random.default_rng([25, seed])
+        kind = seed % 5
+        if kind == 0:
+            p, K, k = float(10.0 ** rng.uniform(-6, -0.05)), int(rng.integers(2, 11)), int(rng.integers(1, 8))
+            pair = R.power_by_counts(R.rr_by_noise(p, K), k)
+            ev = E.SelfComposedDpEvent(E.RandomizedResponseDpEvent(p, K), k)
+            ref = R.Worst(pair, pair.mirror())
+            call = f"SelfComposedDpEvent(RandomizedResponseDpEvent({p!r}, {K}), {k})"
+            losses = _pair_losses(pair)
+        elif kind == 1:
+            a, d, k = float(rng.uniform(0.05, 2.0)), int(rng.integers(1, 6)), int(rng.integers(1, 6))
+            pair = R.discrete_laplace(a, d) ** k
+            ev = E.SelfComposedDpEvent(E.DiscreteLaplaceDpEvent(a, d), k)
+            ref = R.Worst(pair, pair.mirror())
+            call, losses = f"SelfComposedDpEvent(DiscreteLaplaceDpEvent({a!r}, {d}), {k})", _pair_losses(pair)
+        elif kind == 2:
+            sig = [float(rng.uniform(0.5, 5.0)) for _ in range(int(rng.integers(1, 3)))]
+            ev = E.ComposedDpEvent([E.GaussianDpEvent(s) for s in sig])
+            mu = R.MP.sqrt(R.MP.fsum(1 / R.mpf(s) ** 2 for s in sig))
+            ref, call = R.Mixed(R.identity(), mu=mu), f"ComposedDpEvent([GaussianDpEvent(s) for s in {sig}])"
+            losses = [float(mu * mu / 2 + 3 * mu)]
+        elif kind == 3:
+            b, k = float(rng.uniform(0.3, 3.0)), int(rng.integers(1, 3))
+            ev = E.SelfComposedDpEvent(E.LaplaceDpEvent(b), k)
+            ref, call = R.Mixed(R.identity(), lap_a=1 / R.mpf(b), n_lap=k), \
+                f"SelfComposedDpEvent(LaplaceDpEvent({b!r}), {k})"
+            losses = [k / b]
+        else:
+            q, s = float(10.0 ** rng.uniform(-3, 0)), float(10.0 ** rng.uniform(-0.3, 1.0))
+            ev = E.PoissonSampledDpEvent(q, E.GaussianDpEvent(s))
+            ref = R.Worst(R.SubsampledGaussian(s, q), R.SubsampledGaussian(s, q, addition=True))
+            call, losses = f"PoissonSampledDpEvent({q!r}, GaussianDpEvent({s!r}))", [float(q / s)]
+        eps = [x for x in _eps_points(rng, losses, n_random=2) if x >= 0][:6]
+        with run.case("interop.from_dp_event", f"from_dp_event({call}).guarantee()") as c:
+            g = from_dp_event(ev).guarantee()
+            _check_guarantee(c, g, ref, eps, [1e-3, float(10.0 ** -rng.uniform(4, 12))] if not g.exact
+                             else [*_targets(rng), 0.0])
     run.check()
 
 
