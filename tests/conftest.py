@@ -12,6 +12,18 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 DEEP_ENV = "LPDP_DEEP"
 
 
+@pytest.fixture(autouse=True)
+def _mpmath_precision_restored():
+    """Each test gets the mpmath precision the collected modules set, whatever a test before it (in
+    the same process) set: a test lowering ``mp.dps`` to 15 for speed left the 50-digit references of
+    later tests at 15 digits (failures only in the orders pytest-xdist happens to run)."""
+    import mpmath
+
+    dps = mpmath.mp.dps
+    yield
+    mpmath.mp.dps = dps
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--deep", action="store_true", help="also run the slow checks marked deep")
 
