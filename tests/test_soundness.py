@@ -765,6 +765,17 @@ def _loss_law_part(rng: np.random.Generator, seed: int):
     return None
 
 
+def _check_engine_bracket(c, br, eps, targets, ref) -> None:
+    """Both sides of a certified-engine bracket against the reference: δ at ``eps``, ε at ``targets``."""
+    lo, hi = br.delta(eps)
+    c.deltas(".delta[upper]", eps, hi, ref)
+    c.deltas(".delta[lower]", eps, lo, ref, side="lower")
+    for t in targets:
+        e_lo, e_hi = br.epsilon(t)
+        c.eps_upper(".epsilon[upper]", t, float(np.ravel(e_hi)[0]), ref)
+        c.eps_lower(".epsilon[lower]", t, float(np.ravel(e_lo)[0]), ref)
+
+
 @pytest.mark.parametrize("profile", PROFILES)
 def test_pld_compose(profile):
     """``lpdp.pld.compose`` of loss laws (Gaussian or Laplace with randomized response or a table):
@@ -798,13 +809,7 @@ def test_pld_compose(profile):
         losses = [x for x in _pair_losses(fwd) if x > 0]
         eps = [0.0, *(float(x) for x in rng.uniform(0, 6.0, 2)), *losses[-2:]]
         with run.case("pld.compose", call) as c:
-            lo, hi = br.delta(eps)
-            c.deltas(".delta[upper]", eps, hi, ref)
-            c.deltas(".delta[lower]", eps, lo, ref, side="lower")
-            for t in (1e-3, float(10 ** -rng.uniform(4, 10))):
-                e_lo, e_hi = br.epsilon(t)
-                c.eps_upper(".epsilon[upper]", t, float(np.ravel(e_hi)[0]), ref)
-                c.eps_lower(".epsilon[lower]", t, float(np.ravel(e_lo)[0]), ref)
+            _check_engine_bracket(c, br, eps, (1e-3, float(10 ** -rng.uniform(4, 10))), ref)
     run.check()
 
 
@@ -864,14 +869,7 @@ def test_pld_compose_closed_forms(profile):
             call, top = f"compose([(LaplaceMechanism({b!r}).loss_law(), {k})])", k / b
         eps = [0.0, *(float(x) for x in rng.uniform(0, top, 3))]
         with run.case("pld.compose[closed form]", call) as c:
-            br = compose(parts)
-            lo, hi = br.delta(eps)
-            c.deltas(".delta[upper]", eps, hi, ref)
-            c.deltas(".delta[lower]", eps, lo, ref, side="lower")
-            for t in (1e-3, float(10 ** -rng.uniform(4, 12))):
-                e_lo, e_hi = br.epsilon(t)
-                c.eps_upper(".epsilon[upper]", t, float(np.ravel(e_hi)[0]), ref)
-                c.eps_lower(".epsilon[lower]", t, float(np.ravel(e_lo)[0]), ref)
+            _check_engine_bracket(c, compose(parts), eps, (1e-3, float(10 ** -rng.uniform(4, 12))), ref)
     run.check()
 
 
