@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 import numpy as np
 
@@ -43,7 +43,9 @@ from lpdp.display import guarantee_html
 from lpdp.errors import ParameterError
 from lpdp.mechanisms import Mechanism
 from lpdp.pld import compose as pld_compose
+from lpdp.plot import curve
 from lpdp.region import PrivacyRegion
+from lpdp.sides import Larger, Profile, of_guarantee
 from lpdp.tradeoff import GaussianLower, composed_mu, gaussian
 
 __all__ = ["Accountant", "Guarantee", "route", "Method", "Route"]
@@ -54,29 +56,6 @@ Method = Literal["lattice", "remark1", "remark2"]
 #: The route a guarantee was computed by.
 Route = Literal["none", "kairouz", "theorem1", "lattice", "remark1", "remark2", "multi", "product",
                 "multinomial", "gaussian", "certified"]
-
-
-
-class Profile(Protocol):
-    """One side of a guarantee: ``δ(ε)`` (vectorised) and the smallest ``ε`` with ``δ(ε) <= delta``."""
-
-    def delta(self, epsilon: float | np.ndarray) -> float | np.ndarray: ...
-
-    def epsilon(self, delta: float) -> float: ...
-
-
-@dataclass(frozen=True)
-class Larger:
-    """The larger δ of two profiles (a pair composed in both orders)."""
-
-    first: Profile
-    second: Profile
-
-    def delta(self, epsilon: float | np.ndarray) -> float | np.ndarray:
-        return np.maximum(self.first.delta(epsilon), self.second.delta(epsilon))
-
-    def epsilon(self, delta: float) -> float:
-        return max(float(self.first.epsilon(delta)), float(self.second.epsilon(delta)))
 
 
 def _values(x: float | np.ndarray, like: object) -> float | np.ndarray:
@@ -159,13 +138,10 @@ class Guarantee:
         >>> from lpdp.mechanisms import pure
         >>> artists = Accountant().compose(pure(1.0), 3).guarantee().plot(kind="tradeoff")
         """
-        from lpdp.curves import of
-        from lpdp.plot import curve
-
         if kind == "budget":
             raise ParameterError("kind='budget': needs the workload; use lpdp.curves.budget(parts, delta, "
                                  "counts)")
-        return curve(of(kind, self), ax)
+        return curve(of_guarantee(kind, self), ax)
 
     @property
     def region(self) -> PrivacyRegion:

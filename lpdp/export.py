@@ -24,13 +24,15 @@ import os
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 
 from lpdp._version import __version__
 from lpdp.errors import OutputError, ParameterError
-from lpdp.region import PrivacyRegion
+
+if TYPE_CHECKING:     # annotations only: lpdp.region draws itself through lpdp.plot, which writes here
+    from lpdp.region import PrivacyRegion
 
 __all__ = [
     "certified_profile",

@@ -183,7 +183,7 @@ def save_figure(draw: Callable[[Any], None], path: str | Path, *,
 
 
 #: Line styles of the filters in :func:`filter_survival` and the filter sweep figure (labels come from the
-#: filter registry; "classical" is the reference line).
+#: filter registry, :func:`lpdp.filters.registry.filter_label`; "classical" is the reference line).
 FILTER_STYLES: dict[str, dict[str, Any]] = {
     "realisation": {"color": "C3", "lw": 2.2},
     "union": {"color": "C1", "lw": 1.8, "ls": "-."},
@@ -194,14 +194,6 @@ FILTER_STYLES: dict[str, dict[str, Any]] = {
     "advanced": {"color": "C5", "ls": ":"},
     "classical": {"color": "0.4", "lw": 1.0},
 }
-
-
-def filter_label(name: str) -> str:
-    """The legend label of a registered filter (or of the classical reference)."""
-    from lpdp.filters.registry import filter_kinds  # the filters are loaded only when a label is asked
-
-    labels = {k.name: k.label for k in filter_kinds()}
-    return labels.get(name, "classical composition (reference)" if name == "classical" else name)
 
 
 def filter_survival(c: Any, ax: Any = None) -> list[Any]:
@@ -218,7 +210,7 @@ def filter_survival(c: Any, ax: Any = None) -> list[Any]:
     artists = []
     for name, curve in c.curves.items():
         artists += ax.step(np.concatenate([[0], t]), np.concatenate([[1.0], curve.survival]),
-                           where="post", label=f"{filter_label(name)}: E[T] = {curve.expected_T:.1f}",
+                           where="post", label=f"{c.label(name)}: E[T] = {curve.expected_T:.1f}",
                            **FILTER_STYLES.get(name, {}))
     for i, (name, curve) in enumerate(c.monte_carlo.items()):   # open rings on top: the line stays visible
         artists += ax.plot(t, curve.survival, "o", ms=4, mfc="none", mew=0.9, zorder=4,
@@ -289,7 +281,7 @@ def filter_telemetry(result: Any, ax: Any = None) -> list[Any]:
         s = np.asarray(stops)
         share = [(s >= k).mean() for k in t]
         artists += right.step(t, share, where="post", **FILTER_STYLES.get(name, {}),
-                              label=f"{filter_label(name)}: mean {s.mean():.1f}")
+                              label=f"{result.label(name)}: mean {s.mean():.1f}")
     if result.classical is not None:
         artists += right.step(t, (t <= result.classical).astype(float), where="post",
                               **FILTER_STYLES["classical"],

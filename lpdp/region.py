@@ -38,7 +38,9 @@ from lpdp._numerics import (
 )
 from lpdp._search import bisect
 from lpdp._validate import check_delta, check_epsilon, each_value
+from lpdp.display import format_lower, format_upper, region_html
 from lpdp.errors import InternalError, ParameterError
+from lpdp.plot import regions
 
 __all__ = ["PrivacyRegion", "LowerSide", "check_normalised", "largest_delta_gap", "lines_error",
            "merge_error"]
@@ -1000,8 +1002,6 @@ class PrivacyRegion:
         return int(self._loss.size)
 
     def __repr__(self) -> str:
-        from lpdp.display import format_upper
-
         eps = np.sort(self._loss[self._loss >= 0])
         count = max(eps.size, 1)
         eps = eps[:4] if eps.size else np.array([0.0])
@@ -1012,8 +1012,6 @@ class PrivacyRegion:
         return f"PrivacyRegion(profile=[{shown}{more}], edges={self._loss.size})"
 
     def _repr_html_(self) -> str:
-        from lpdp.display import region_html
-
         return region_html(self)
 
     def plot(self, ax: Any = None, **style: Any) -> list[Any]:
@@ -1023,8 +1021,6 @@ class PrivacyRegion:
         --------
         >>> artists = PrivacyRegion.from_dp(1.0, 0.1).plot(label="R(1, 0.1)")
         """
-        from lpdp.plot import regions
-
         label = style.pop("label", "region")
         return regions([self], labels=[label], ax=ax, styles=[style])
 
@@ -1057,8 +1053,6 @@ class LowerSide:
         self.region = region
 
     def __repr__(self) -> str:
-        from lpdp.display import format_lower
-
         # the attack side: the tight pairs' δ certified from below, rounded down
         r = self.region
         eps = np.sort(r.losses[r.losses >= 0])[:4]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from shapely.geometry import LineString
 
 from lpdp._validate import renamed
 from lpdp.region import PrivacyRegion
@@ -22,8 +23,6 @@ def _grid(a: PrivacyRegion, b: PrivacyRegion, epsilon: Sequence[float] | None) -
 
 def boundary_distance(a: PrivacyRegion, b: PrivacyRegion) -> float:
     """Hausdorff distance between the two lower boundaries (Shapely)."""
-    from shapely.geometry import LineString
-
     return float(LineString(a.boundary()).hausdorff_distance(LineString(b.boundary())))
 
 

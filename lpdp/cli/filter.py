@@ -259,8 +259,9 @@ def _audit(args: argparse.Namespace) -> int:
 
 def _simulate(args: argparse.Namespace) -> int:
     from lpdp.filters import comparison, default_pairs
+    from lpdp.filters.registry import filter_label
     from lpdp.filters.simulate import check_cost
-    from lpdp.plot import filter_label, filter_survival
+    from lpdp.plot import filter_survival
 
     name = ALIASES.get(args.filter, args.filter)
     given = _given(args)

@@ -22,7 +22,8 @@ from typing import Any, Literal
 
 from lpdp._validate import check_delta, check_probability
 from lpdp.filters.baselines import CYCLE_BEST, RenyiFilter, best_renyi
-from lpdp.filters.params import optimal_parameters
+from lpdp.filters.curves import survival
+from lpdp.filters.params import optimal_parameters, sequence_parameters
 from lpdp.filters.realisation import Filter, RealisationFilter, Step, StoppingRule, check_steps
 from lpdp.mechanisms import Mechanism, Request
 
@@ -119,8 +120,6 @@ def combined_for_iid(mechanism: Mechanism, epsilon: float, delta: float, max_ste
     >>> f.split
     0.9
     """
-    from lpdp.filters.simulate import survival
-
     exact = mechanism.gaussian_mu() is not None or mechanism.finite_outputs   # exact survival curves
     cands: list[tuple[float, CombinedFilter]] = []
     for split in SPLITS if exact else (MC_SPLIT,):
@@ -137,7 +136,7 @@ def combined_for_cycle(steps: Sequence[Step], epsilon: float, delta: float, max_
                        model: Literal["declared", "iid"] = "declared") -> CombinedFilter:
     """The combined filter tuned for a declared cycle: the split ``δ_1 = 0.9 δ`` (what
     :func:`combined_for_iid` uses where no exact survival curve exists: a cycle's curve is Monte Carlo),
-    the realisation-level part's (δ̃, θ) from :func:`lpdp.filters.adaptive.sequence_parameters` for
+    the realisation-level part's (δ̃, θ) from :func:`lpdp.filters.params.sequence_parameters` for
     the cycle, and the Rényi order maximising the Rényi part's rounds of the cycle (its mean divergence
     per round; any order is valid, the order only decides how long the part runs).
 
@@ -149,8 +148,6 @@ def combined_for_cycle(steps: Sequence[Step], epsilon: float, delta: float, max_
     >>> f.split, f.renyi.alpha > 1
     (0.9, True)
     """
-    from lpdp.filters.adaptive import sequence_parameters
-
     steps = check_steps(steps)
     d1 = check_delta(delta) * MC_SPLIT
     p = sequence_parameters(d1, max_steps, steps, pairs, model=model)

@@ -3,23 +3,38 @@
 filter paper, Alg. 1: any ``δ̃ + θ (1 - δ̃) N <= δ`` is valid; for i.i.d. mechanisms the filter continues
 while ``l^{(i-1)} <= κ = ε - u(δ̃) - u(θ)`` (Prop. 1), so the best choice minimises ``u(δ̃) + u(θ)``
 under the budget constraint, whatever ε.
+
+Parameters (Taylor, Vippathalla and Coon, Section VI). Any ``(δ̃, θ)`` with ``δ̃ + θ (1 - δ̃) N <= δ``
+keeps Theorem 1's guarantee for *every* sequence of requests, adaptive or not, as long as each step's
+look-ahead covers the requests that can actually come next (``next=`` of :meth:`Filter.ask`). The choice
+only changes how long the filter runs. For i.i.d. rounds the optimum is Proposition 1's
+(:func:`optimal_parameters`); for other sequences the paper suggests fitting an i.i.d.
+model. :func:`sequence_parameters` offers both routes:
+
+* ``model="declared"``: the analyst declares the sequence ``s_1, s_2, ..., s_N`` they expect; the rule
+  at step i is ``l^{(i-1)} <= ε - u_i(θ) - u_{i+1}(δ̃)``, so the parameters minimise the largest
+  ``u_i(θ) + u_{i+1}(δ̃)`` over the steps and ordered pairs (for an i.i.d. sequence this is Prop. 1's
+  objective);
+* ``model="iid"``: the i.i.d. model fitted to the declared sequence, whose one-step loss law is the
+  equal-weight mixture of the steps' laws (``P(L > c) = mean_i P(L_i > c)``, a
+  :class:`~lpdp.mechanisms.MixtureMechanism`), optimised as in Prop. 1.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from scipy import optimize
 
 from lpdp._validate import check_delta, check_epsilon, check_int, check_probability
 from lpdp.errors import ParameterError
-from lpdp.mechanisms import GaussianMechanism, Mechanism
+from lpdp.mechanisms import GaussianMechanism, Mechanism, MixtureMechanism, Step
 
-__all__ = ["FilterParameters", "optimal_parameters", "check_budget"]
+__all__ = ["FilterParameters", "optimal_parameters", "sequence_parameters", "check_budget"]
 
 #: Points of the log-spaced grid a continuous optimum is searched on (then refined by Brent's method).
 GRID_POINTS = 4001
@@ -187,3 +202,79 @@ def optimal_parameters(delta: float, max_steps: int, mechanism: Mechanism | None
         cands.append(candidate(math.exp(float(res.x))))
     _, d, t = min(cands)
     return FilterParameters(delta, n, d, t)
+
+
+def _quantiles(step: Step, level: float, pairs: Sequence[tuple[Hashable, Hashable]]) -> list[float]:
+    mech, req = step
+    out = []
+    for a, b in pairs:
+        for v, w in ((a, b), (b, a)):
+            x, y = (v, w) if req is None else (req(v), req(w))
+            out.append(mech.loss_quantile(level, x, y))
+    return out
+
+
+def sequence_parameters(delta: float, max_steps: int, steps: Sequence[Step],
+                        pairs: Sequence[tuple[Hashable, Hashable]], *,
+                        model: Literal["declared", "iid"] = "declared") -> FilterParameters:
+    """``(δ̃, θ)`` of the realisation-level filter for a declared, possibly heterogeneous sequence.
+
+    Parameters
+    ----------
+    delta, max_steps : float, int
+        The budget's δ and N.
+    steps : sequence of (mechanism, request or None)
+        The declared sequence (repeated cyclically up to N steps when shorter).
+    pairs : sequence of (database, database)
+        The neighbouring pairs (both orders are used).
+    model : {"declared", "iid"}
+        Optimise for the declared sequence itself, or for the i.i.d. model fitted to it (module
+        docstring). Either way the guarantee holds whatever sequence actually runs.
+
+    Examples
+    --------
+    >>> g = GaussianMechanism(2.0)
+    >>> a = sequence_parameters(1e-3, 48, [(g, None)], [(1, 0)])
+    >>> b = optimal_parameters(1e-3, 48)
+    >>> abs(a.delta_tilde / b.delta_tilde - 1) < 1e-3
+    True
+    """
+    delta = check_delta(delta, allow_one=False)
+    if delta == 0.0:
+        raise ParameterError("delta=0.0: must be in (0, 1) for the realisation-level filter")
+    n = check_int(max_steps, "max_steps")
+    steps = [(m, r) for m, r in steps]
+    distinct = list(dict.fromkeys(steps))
+    if not steps:
+        raise ParameterError("steps=[]: declare at least one (mechanism, request) step")
+    if model not in ("declared", "iid"):
+        raise ParameterError(f"model={model!r}: must be 'declared' or 'iid'")
+    ordered = [q for a, b in pairs for q in ((a, b), (b, a))]
+    cyc = [steps[i % len(steps)] for i in range(min(n, len(steps) + 1))]
+    seq = list(dict.fromkeys((cyc[i], cyc[min(i + 1, len(cyc) - 1)])  # distinct consecutive steps
+                             for i in range(max(len(cyc) - 1, 1))))
+
+    fitted = MixtureMechanism(distinct, [steps.count(s) for s in distinct])
+
+    def objective(d: float) -> tuple[float, float]:
+        t = theta_for(delta, n, d)
+        if model == "iid":
+            ud = [fitted.loss_quantile(d, *p) for p in ordered]
+            ut = [fitted.loss_quantile(t, *p) for p in ordered]
+            worst = max(x + y for x, y in zip(ud, ut, strict=True))
+            return worst, max(ud)
+        worst = max(max(x + y for x, y in zip(_quantiles(s, t, pairs), _quantiles(nxt, d, pairs),
+                                               strict=True))
+                    for s, nxt in seq)
+        return worst, max(_quantiles(steps[0], d, pairs))
+
+    grid = np.geomspace(delta * 1e-9, delta * (1 - 1e-9), 241 if model == "declared" else 61)
+    cands = [(objective(float(d)), float(d)) for d in grid]
+    k = min(range(len(cands)), key=lambda i: cands[i][0])
+    lo, hi = math.log(grid[max(k - 1, 0)]), math.log(grid[min(k + 1, grid.size - 1)])
+    res = optimize.minimize_scalar(lambda s: objective(math.exp(s))[0], bounds=(lo, hi),
+                                   method="bounded", options={"xatol": 1e-10})
+    d = math.exp(float(res.x))
+    cands.append((objective(d), d))
+    _, d = min(cands)
+    return FilterParameters(delta, n, d, theta_for(delta, n, d))

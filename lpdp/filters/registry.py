@@ -22,7 +22,7 @@ from lpdp.filters.realisation import Filter, RealisationFilter, UnionBoundFilter
 from lpdp.mechanisms import Mechanism, Request, mechanism_from_dict, mixture
 
 __all__ = ["FilterKind", "register_filter", "register_cycle_builder", "unregister_filter", "capped",
-           "filter_kinds", "build_filter", "load_mechanism", "load_cycle",
+           "filter_kinds", "filter_label", "build_filter", "load_mechanism", "load_cycle",
            "workload_steps", "workload_mechanism", "workload_cycle", "ROUNDS"]
 
 Pairs = Sequence[tuple[Hashable, Hashable]]
@@ -92,6 +92,19 @@ def register_cycle_builder(name: str, build_cycle: CycleBuilder) -> FilterKind:
 def filter_kinds(level: str | None = None) -> tuple[FilterKind, ...]:
     """The registered filters (all, or those of one ``level``), in registration order."""
     return tuple(k for k in _REGISTRY.values() if level is None or k.level == level)
+
+
+def filter_label(name: str) -> str:
+    """What figures and tables call the registered filter ``name`` (or the classical reference).
+
+    Examples
+    --------
+    >>> filter_label("union"), filter_label("classical")
+    ('union bound (lpdp)', 'classical composition (reference)')
+    """
+    if name in _REGISTRY:
+        return _REGISTRY[name].label
+    return "classical composition (reference)" if name == "classical" else name
 
 
 def build_filter(name: str, mechanism: Mechanism, epsilon: float, delta: float, max_steps: int,

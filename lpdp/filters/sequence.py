@@ -21,20 +21,14 @@ from typing import Any, Literal
 
 from lpdp._validate import check_delta, check_epsilon, check_int, check_probability
 from lpdp.errors import ParameterError
-from lpdp.filters.adaptive import sequence_parameters
 from lpdp.filters.audit import AuditResult, audit_result, check_simulation, monte_carlo_audit
 from lpdp.filters.baselines import CYCLE_BEST, NotApplicableError, cycle_baselines
 from lpdp.filters.combined import combined_for_cycle
-from lpdp.filters.params import FilterParameters
+from lpdp.filters.curves import SurvivalCurve, deterministic_curve, monte_carlo_curve, step_curve
+from lpdp.filters.params import FilterParameters, sequence_parameters
 from lpdp.filters.realisation import Filter, RealisationFilter, Step, UnionBoundFilter, check_steps
 from lpdp.filters.registry import capped, filter_kinds, register_cycle_builder
-from lpdp.filters.simulate import (
-    Comparison,
-    SurvivalCurve,
-    deterministic_curve,
-    monte_carlo_curve,
-    step_curve,
-)
+from lpdp.filters.simulate import Comparison
 
 __all__ = ["sequence_audit", "sequence_survival", "sequence_comparison", "cycle_filter"]
 

@@ -60,7 +60,8 @@ def _telemetry(params: dict[str, Any]) -> ScenarioOutput:
     """Every registered filter on the adaptive local-DP policy of :func:`lpdp.filters.adaptive.telemetry`
     (the same devices and noise for each filter)."""
     from lpdp.filters.adaptive import telemetry
-    from lpdp.plot import filter_label, filter_telemetry
+    from lpdp.filters.registry import filter_label
+    from lpdp.plot import filter_telemetry
 
     r = telemetry(params["categories"], params["epsilon"], params["delta"], params["max_steps"],
                   rr_epsilon=params["rr_epsilon"], gaussian_sigma=params["gaussian_sigma"],
@@ -223,7 +224,8 @@ def _comparison(params: dict[str, Any]) -> ScenarioOutput:
 
 
 def _comparison_plot() -> SweepPlot:
-    from lpdp.plot import FILTER_STYLES, filter_label
+    from lpdp.filters.registry import filter_label
+    from lpdp.plot import FILTER_STYLES
 
     return SweepPlot(x="epsilon", y="expected_releases", ylabel="expected releases E[min(T, N)]",
                      labels={k: filter_label(k) for k in FILTER_STYLES}, styles=FILTER_STYLES)
