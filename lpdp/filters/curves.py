@@ -22,7 +22,7 @@ from lpdp.filters.baselines import MechanismLevelFilter
 from lpdp.filters.realisation import Step, StoppingRule
 from lpdp.mechanisms import Mechanism, Request
 
-__all__ = ["SurvivalCurve", "survival", "deterministic_curve", "step_curve", "monte_carlo_curve"]
+__all__ = ["SurvivalCurve", "survival"]
 
 
 @dataclass(frozen=True)
