@@ -1,12 +1,14 @@
-"""Sweeps and chunked Monte Carlo audits: serial against a Dask ``LocalCluster``, in one process.
+"""Sweeps and chunked Monte Carlo audits: serial against a Dask ``LocalCluster`` and a tcp cluster.
 
-Run: ``.venv/bin/python benchmarks/bench_sweep.py [--workers 2] [--trajectories 100000000]``. Prints the
-start-up cost of a local cluster, then, for the shipped 63-cell filter sweep and a 200-cell composition
-sweep, the wall time with ``--scheduler serial``, with ``--scheduler local`` (cluster start-up included)
-and on a tcp cluster (``dask scheduler`` + ``dask worker --nworkers W`` started here on 127.0.0.1, with
-Dask's default worker environment), the speed-ups, and whether every ``result`` is identical to the
-serial one; then runs a chunked Monte Carlo audit of ``--trajectories`` trajectories per database on the
-local cluster and prints the throughput per worker. Measure on an idle machine.
+Run: ``.venv/bin/python benchmarks/bench_sweep.py [--workers 2] [--repeats 3] [--trajectories 100000000]``.
+Prints the start-up cost of a local cluster, then, for the shipped 63-cell filter sweep and a 200-cell
+composition sweep, the wall time of a whole ``lpdp run FILE`` in a fresh process (what a user waits for:
+Python start-up, imports, the cells, the figure and the files) with ``--scheduler serial``, with
+``--scheduler local`` (cluster start-up included) and on a tcp cluster (``dask scheduler`` + ``dask
+worker --nworkers W`` started here on 127.0.0.1 beforehand, with Dask's default worker environment), the
+fastest of ``--repeats`` runs each (the runs alternate), the speed-ups, and whether every ``result`` is
+identical to the serial one; then runs a chunked Monte Carlo audit of ``--trajectories`` trajectories per
+database on the local cluster and prints the throughput per worker. Measure on an idle machine.
 """
 
 from __future__ import annotations
@@ -46,8 +48,19 @@ chunk = {chunk}
 
 
 def timed(src: Path, out: Path, scheduler: str, workers: int | None) -> tuple[float, dict]:
+    """Seconds of one ``run_file`` in this process, and the scenario's JSON."""
     t0 = time.perf_counter()
     run_file(src, out, scheduler=scheduler, workers=workers, progress=False)
+    seconds = time.perf_counter() - t0
+    return seconds, json.loads((out / f"{src.stem}.json").read_text())
+
+
+def command(src: Path, out: Path, scheduler: str, workers: int | None) -> tuple[float, dict]:
+    """Wall seconds of ``lpdp run src`` in a fresh process, and the scenario's JSON."""
+    extra = ["--workers", str(workers)] if workers else []
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "lpdp", "run", str(src), "--out", str(out), "--scheduler",
+                    scheduler, "--quiet", *extra], check=True, stdout=subprocess.DEVNULL)
     seconds = time.perf_counter() - t0
     return seconds, json.loads((out / f"{src.stem}.json").read_text())
 
@@ -86,12 +99,17 @@ def tcp_cluster(folder: Path, workers: int) -> Iterator[str]:
                 proc.kill()
 
 
-def compare(name: str, src: Path, tmp: Path, workers: int, address: str) -> None:
-    serial, a = timed(src, tmp / f"{name}-serial", "serial", None)
-    local, b = timed(src, tmp / f"{name}-local", "local", workers)
-    tcp, c = timed(src, tmp / f"{name}-tcp", address, None)
-    same = json.dumps(a["result"]) == json.dumps(b["result"]) == json.dumps(c["result"])
-    print(f"{name:<28} cells {len(a['result']['cells']):>4}   serial {serial:7.2f} s   "
+def compare(name: str, src: Path, tmp: Path, workers: int, address: str, repeats: int) -> None:
+    runs: dict[str, list[float]] = {"serial": [], "local": [], address: []}
+    docs = {}
+    for r in range(repeats):
+        for scheduler in runs:
+            out = tmp / f"{name}-{len(docs)}-{r}"
+            seconds, docs[scheduler] = command(src, out, scheduler, workers if scheduler == "local" else None)
+            runs[scheduler].append(seconds)
+    serial, local, tcp = (min(runs[s]) for s in ("serial", "local", address))
+    same = len({json.dumps(d["result"]) for d in docs.values()}) == 1
+    print(f"{name:<28} cells {len(docs['serial']['result']['cells']):>4}   serial {serial:7.2f} s   "
           f"local x{workers} {local:7.2f} s (speed-up {serial / local:4.2f})   "
           f"tcp x{workers} {tcp:7.2f} s (speed-up {serial / tcp:4.2f})   identical results: {same}")
 
@@ -99,6 +117,7 @@ def compare(name: str, src: Path, tmp: Path, workers: int, address: str) -> None
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--trajectories", type=int, default=100_000_000)
     parser.add_argument("--chunk", type=int, default=1_000_000)
     args = parser.parse_args()
@@ -112,8 +131,8 @@ def main() -> None:
         comp = tmp / "composition200.toml"
         comp.write_text(COMPOSITION_200.format(ks=list(range(1, 201))))
         with tcp_cluster(tmp, args.workers) as address:
-            compare("filter sweep (shipped)", shipped, tmp, args.workers, address)
-            compare("composition sweep k=1..200", comp, tmp, args.workers, address)
+            compare("filter sweep (shipped)", shipped, tmp, args.workers, address, args.repeats)
+            compare("composition sweep k=1..200", comp, tmp, args.workers, address, args.repeats)
         audit = tmp / "audit.toml"
         audit.write_text(AUDIT.format(n=args.trajectories, chunk=args.chunk))
         for scheduler, workers in (("serial", None), ("local", args.workers)):
