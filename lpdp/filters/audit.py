@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 from lpdp._binomial import clopper_pearson_upper
 from lpdp._limits import check_budget, seconds_for
@@ -540,7 +540,7 @@ def audit_result(filt: Any, method: str, pairs: tuple[PairAudit, ...], trajector
     tail = max(p.tail for p in pairs)
     hs = max(p.hockey_stick_delta for p in pairs)
     if method == "monte-carlo":
-        z = float(stats.norm.ppf(confidence))
+        z = float(special.ndtri(confidence))   # the normal quantile (scipy.stats: 0.3-0.5 s to import)
         n = trajectories
         tail_up = max(clopper_pearson_upper(round(p.tail * n), n, confidence) if p.tail < 1 else 1.0
                       for p in pairs)
