@@ -28,6 +28,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
@@ -89,20 +90,24 @@ def _ordered(first: tuple[float, float], second: tuple[float, float]) -> list[tu
     return sorted([first, second], key=lambda c: (c[1], c[0]))
 
 
+def _alpha_terms(arith: Any, e1: Any, e2: Any, d1: Any, d2: Any) -> tuple[Any, Any, Any]:
+    """``(A, B, α (1 - δ1))`` of Thms 2-3 in the arithmetic of ``arith`` (:mod:`math` on floats, or
+    :mod:`mpmath` on its numbers): with ``r = 1 - e^{ε2-ε1}``, ``A = (1+e^{ε1}) / (e^{ε1}-e^{ε2}) =
+    (1+e^{-ε1})/r`` and ``B = (1+e^{ε2}) / (e^{ε1}-e^{ε2}) = (e^{ε2-ε1}+e^{-ε1})/r`` (no overflow, no
+    cancellation in ``r``), ``(1-α)(1-δ1) = (δ2-δ1) A`` and ``α(1-δ1) = 1 - δ2 A + δ1 B``."""
+    r = -arith.expm1(e2 - e1)
+    big_a = (1 + arith.exp(-e1)) / r
+    big_b = (arith.exp(e2 - e1) + arith.exp(-e1)) / r
+    return big_a, big_b, 1 - d2 * big_a + d1 * big_b
+
+
 def _classify(first: tuple[float, float], second: tuple[float, float]) -> _Active | tuple[float, float]:
     """The active pair, or the single binding constraint when one region contains the other (Thms 2-3)."""
     (e1, d1), (e2, d2) = _ordered(first, second)
     if not e1 > e2:
         return (e1, d1)   # δ1 <= δ2 and ε1 <= ε2: R(ε1, δ1) ⊆ R(ε2, δ2)
-    # With r = 1 - e^{ε2-ε1}, A = (1+e^{ε1}) / (e^{ε1}-e^{ε2}) = (1+e^{-ε1})/r and
-    # B = (1+e^{ε2}) / (e^{ε1}-e^{ε2}) = (e^{ε2-ε1}+e^{-ε1})/r (no overflow, no cancellation in r):
-    # (1-α)(1-δ1) = (δ2-δ1) A and α(1-δ1) = 1 - δ2 A + δ1 B. Active iff α > 0, i.e.
-    # (1-δ1)(1+e^{ε2}) < (1-δ2)(1+e^{ε1}).
-    r = -math.expm1(e2 - e1)
-    big_a = (1.0 + math.exp(-e1)) / r
-    big_b = (math.exp(e2 - e1) + math.exp(-e1)) / r
-    alpha_x = 1.0 - d2 * big_a + d1 * big_b
-    if not alpha_x > 0:
+    # Active iff α > 0 (_alpha_terms), i.e. (1-δ1)(1+e^{ε2}) < (1-δ2)(1+e^{ε1}).
+    if not _alpha_terms(math, e1, e2, d1, d2)[2] > 0:      # in floats first: most calls end here
         return (e1, d1)
     # α and 1 - α from the given doubles at 40 digits (the float formula cancels when α is small): the
     # stored logs are then within an ulp of the exact values
@@ -110,10 +115,7 @@ def _classify(first: tuple[float, float], second: tuple[float, float]) -> _Activ
 
     with mpmath.workdps(40):
         m1, m2, n1, n2 = (mpmath.mpf(x) for x in (e1, e2, d1, d2))
-        rr = -mpmath.expm1(m2 - m1)
-        aa = (1 + mpmath.exp(-m1)) / rr
-        bb = (mpmath.exp(m2 - m1) + mpmath.exp(-m1)) / rr
-        ax = 1 - n2 * aa + n1 * bb
+        aa, bb, ax = _alpha_terms(mpmath, m1, m2, n1, n2)
         if not ax > 0:
             return (e1, d1)
         la = mpmath.log(ax) - mpmath.log1p(-n1)
