@@ -8,13 +8,13 @@ workload again for each count through the router.
 
 Examples
 --------
->>> from lpdp import Accountant
->>> from lpdp.curves import tpr
->>> from lpdp.mechanisms import GaussianMechanism
->>> g = Accountant().compose(GaussianMechanism(2.0), 4).guarantee()       # G_1
->>> c = tpr(g, [1e-3])
->>> round(float(c.lower[0]), 6), round(float(c.upper[0]), 6)
-(0.018298, 0.018298)
+>>> from lpdp.curves import budget, tradeoff
+>>> from lpdp.accountant import route
+>>> from lpdp.mechanisms import pure
+>>> [round(float(b), 6) for b in tradeoff(route([(pure(1.0), 1)]), [0.1]).lower]
+[0.728172]
+>>> [round(float(e), 4) for e in budget([(pure(0.5), 1)], 1e-6, [1, 4]).upper]
+[0.5, 2.0]
 """
 
 from __future__ import annotations

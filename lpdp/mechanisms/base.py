@@ -17,7 +17,7 @@ from lpdp.pld import LossLaw
 from lpdp.region import PrivacyRegion
 from lpdp.tradeoff import TradeoffFunction
 
-__all__ = ["Mechanism", "AdditiveNoise", "Request", "Step", "request_input", "step_to_dict",
+__all__ = ["Mechanism", "PairOnly", "AdditiveNoise", "Request", "Step", "request_input", "step_to_dict",
            "pair_increments", "check_distance", "check_level", "hashable", "round_up_ulps"]
 
 #: Neighbouring input pairs, as the filters' requests map them: ``[(value, other), ...]``.
@@ -258,6 +258,31 @@ class Mechanism(ABC):
         if kind == "mixture":
             return f"a mixture of {len(d['components'])} mechanisms"
         return f"the {kind} mechanism {d.get('name', '')!r}".replace(" ''", "")
+
+
+class PairOnly(Mechanism):
+    """A mechanism known only through its dominating pair (a trade-off function, a pair bracketed between
+    two mechanisms): it declares that it has no filter face, so :meth:`sample`, :meth:`log_density`,
+    :meth:`loss_tail` and :meth:`loss_quantile` raise :class:`~lpdp.errors.NotApplicableError` naming it
+    and :attr:`no_filter_face` (why)."""
+
+    #: Why there is no filter face (the end of the message).
+    no_filter_face = "known only through its dominating pair; a privacy filter needs its own output law"
+
+    def _refused(self) -> NotApplicableError:
+        return NotApplicableError(f"{self.label}: {self.no_filter_face}")
+
+    def sample(self, value: Any, rng: np.random.Generator, size: int | None = None) -> Any:
+        raise self._refused()
+
+    def log_density(self, y: Any, value: Any) -> Any:
+        raise self._refused()
+
+    def loss_tail(self, c: float, value: Any, other: Any) -> float:
+        raise self._refused()
+
+    def loss_quantile(self, a: float, value: Any, other: Any) -> float:
+        raise self._refused()
 
 
 class AdditiveNoise(Mechanism):

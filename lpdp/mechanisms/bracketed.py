@@ -10,10 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
-from lpdp.errors import NotApplicableError
-from lpdp.mechanisms.base import Mechanism
+from lpdp.mechanisms.base import Mechanism, PairOnly
 from lpdp.pld import LossLaw
 from lpdp.region import PrivacyRegion
 from lpdp.tradeoff import TradeoffFunction
@@ -21,7 +18,7 @@ from lpdp.tradeoff import TradeoffFunction
 __all__ = ["BracketedMechanism"]
 
 
-class BracketedMechanism(Mechanism):
+class BracketedMechanism(PairOnly):
     """Composed as ``upper`` (whose pair dominates the true mechanism's); ``lower`` (dominated by it) is
     the attack side: one mechanism with a parameter rounded up and down, so exact routes stay exact (the
     sides differ by floating-point error). The filter face is refused (the true output law is neither).
@@ -35,6 +32,9 @@ class BracketedMechanism(Mechanism):
     >>> g.exact, bool(lo <= hi <= lo + 1e-12)
     (True, True)
     """
+
+    no_filter_face = ("known only between two mechanisms; a privacy filter needs the mechanism's own "
+                      "output law")
 
     def __init__(self, upper: Mechanism, lower: Mechanism) -> None:
         self.upper, self.lower = upper, lower
@@ -93,23 +93,7 @@ class BracketedMechanism(Mechanism):
     def scheme(self) -> str | None:
         return self.upper.scheme
 
-    # filter face: refused
-    def _refused(self) -> NotApplicableError:
-        return NotApplicableError(f"{self.label}: known only between two mechanisms; a privacy filter needs "
-                                  "the mechanism's own output law")
-
-    def sample(self, value: Any, rng: np.random.Generator, size: int | None = None) -> Any:
-        raise self._refused()
-
-    def log_density(self, y: Any, value: Any) -> Any:
-        raise self._refused()
-
-    def loss_tail(self, c: float, value: Any, other: Any) -> float:
-        raise self._refused()
-
-    def loss_quantile(self, a: float, value: Any, other: Any) -> float:
-        raise self._refused()
-
+    # filter face: refused (PairOnly)
     def to_dict(self) -> dict[str, Any]:
         """The upper mechanism's data (what the guarantee is computed from)."""
         return self.upper.to_dict()

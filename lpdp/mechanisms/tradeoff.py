@@ -8,14 +8,14 @@ from typing import Any
 import numpy as np
 
 from lpdp.errors import ParameterError
-from lpdp.mechanisms.base import Mechanism
+from lpdp.mechanisms.base import PairOnly
 from lpdp.pld import LossLaw
 from lpdp.tradeoff import TradeoffFunction
 
 __all__ = ["TradeoffMechanism"]
 
 
-class TradeoffMechanism(Mechanism):
+class TradeoffMechanism(PairOnly):
     """A mechanism known by a symmetric trade-off function ``f`` (f-DP; Dong, Roth and Su, 2022).
 
     Its dominating pair is ``Q = U[0, 1]`` and the P with ``T(P, Q) = f``. The accountant brackets its
@@ -28,6 +28,9 @@ class TradeoffMechanism(Mechanism):
     >>> round(float(m.tradeoff().delta(1.0)), 6)
     0.126937
     """
+
+    no_filter_face = ("a trade-off mechanism has no sampler or densities; a privacy filter needs the "
+                      "mechanism's own output law")
 
     def __init__(self, f: TradeoffFunction) -> None:
         if not isinstance(f, TradeoffFunction):
@@ -70,22 +73,6 @@ class TradeoffMechanism(Mechanism):
 
         log_p_inf = math.log(1.0 - f0) if f0 < 1.0 else -math.inf
         return LossLaw(log_p_inf=log_p_inf, log_sf=log_sf, log_cdf=log_cdf)
-
-    def _no_sampler(self) -> ParameterError:
-        return ParameterError(f"{self!r}: a trade-off mechanism has no sampler or densities; filters need "
-                              "a GaussianMechanism, LaplaceMechanism or finite mechanism")
-
-    def sample(self, value: Any, rng: np.random.Generator, size: int | None = None) -> Any:
-        raise self._no_sampler()
-
-    def log_density(self, y: Any, value: Any) -> Any:
-        raise self._no_sampler()
-
-    def loss_tail(self, c: float, value: Any, other: Any) -> float:
-        raise self._no_sampler()
-
-    def loss_quantile(self, a: float, value: Any, other: Any) -> float:
-        raise self._no_sampler()
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": "tradeoff", "name": self.f.name}
