@@ -136,11 +136,30 @@ def test_scenario_errors_name_the_key(tmp_path):
     from lpdp.scenarios import load
 
     bad = tmp_path / "bad.toml"
-    bad.write_text('kind = "fdp_bracket"\ntitle = "x"\nmechanism = "cauchy"\nparameter = 1.0\nks = [3]\n')
-    with pytest.raises(ScenarioError, match=r"bad.toml: key 'mechanism': 'cauchy': must be 'gaussian' or"):
+    bad.write_text('kind = "fdp_bracket"\ntitle = "x"\nks = [3]\n[mechanism]\nkind = "cauchy"\n')
+    with pytest.raises(ScenarioError, match=r"bad.toml: key 'mechanism': scenario: mechanism.kind = 'cauchy' "
+                                            r"must be one of dp, pure, gaussian"):
         load(bad)
-    bad.write_text('kind = "fdp_tightening"\ntitle = "x"\nmechanism = "gaussian"\nparameter = -1.0\nk = 3\n')
-    with pytest.raises(ScenarioError, match=r"key 'parameter': parameter=-1.0: must be finite and > 0"):
+    bad.write_text('kind = "fdp_tightening"\ntitle = "x"\nk = 3\n[mechanism]\nkind = "gaussian"\n'
+                   'sigma = -1.0\n')
+    with pytest.raises(ScenarioError, match=r"mechanism \(gaussian\): sigma=-1.0: must be"):
+        load(bad)
+    bad.write_text('kind = "fdp_tightening"\ntitle = "x"\nk = 3\n[mechanism]\nkind = "pure"\nepsilon = 1.0\n'
+                   'times = 2\n')
+    with pytest.raises(ScenarioError, match=r"mechanism.times=2: the number of compositions is k"):
+        load(bad)
+
+
+def test_the_old_scenario_form_is_refused_with_the_new_one(tmp_path):
+    """``mechanism = "gaussian"`` with ``parameter = mu`` (the form before [mechanism] tables) is refused by
+    a message that writes the table (reading mu where the table has sigma is the confusion the one data
+    form removes)."""
+    from lpdp.errors import ScenarioError
+    from lpdp.scenarios import load
+
+    bad = tmp_path / "old.toml"
+    bad.write_text('kind = "fdp_tightening"\ntitle = "x"\nmechanism = "gaussian"\nparameter = 0.5\nk = 3\n')
+    with pytest.raises(ScenarioError, match=r"key 'parameter': .*old form.*kind = \"gaussian\", sigma = 2.0"):
         load(bad)
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from lpdp import scenarios
-from lpdp.errors import ScenarioError
+from lpdp.errors import LpdpError, ParameterError, ScenarioError
 from lpdp.filters import RealisationFilter
 
 ROOT = Path(__file__).resolve().parents[1] / "scenarios"
@@ -54,6 +54,41 @@ def test_telemetry_scenario_errors_name_the_key(tmp_path):
                    'epsilon = 1.0\ndelta = 1.0\n')
     with pytest.raises(ScenarioError, match=r"key 'delta'.*delta=1.0"):
         scenarios.load(bad)
+
+
+def test_old_mechanism_keys_are_read_with_a_note(tmp_path):
+    """``sigma`` (filter scenarios), ``rr_epsilon`` and ``gaussian_sigma`` (telemetry) are the form before
+    the mechanism tables: read as before, each with a note that writes the table; with the table too they
+    are refused."""
+    from lpdp.filters.adaptive import telemetry
+    from lpdp.mechanisms import GaussianMechanism, randomized_response
+    from lpdp.scenarios.filters import _round_mechanism, _telemetry_mechanisms
+
+    old = tmp_path / "old.toml"
+    old.write_text('kind = "filter_comparison"\ntitle = "t"\nsigma = 3.0\n')
+    with pytest.warns(FutureWarning, match=r"'sigma' is the old form; write \[mechanism\] kind = "):
+        _, params = scenarios.load(old)
+    assert _round_mechanism(params) == GaussianMechanism(3.0)
+    old.write_text('kind = "filter_comparison"\ntitle = "t"\nsigma = 3.0\n'
+                   'mechanism = { kind = "laplace", scale = 1.0 }\n')
+    with pytest.warns(FutureWarning), pytest.raises(LpdpError, match=r"give the \[mechanism\] table only"):
+        scenarios.run_file(old, tmp_path)
+    old.write_text('kind = "filter_telemetry"\ntitle = "t"\ncategories = ["a", "b", "c"]\nepsilon = 6.0\n'
+                   'delta = 1e-4\nrr_epsilon = 0.7\ngaussian_sigma = 3.0\n')
+    with pytest.warns(FutureWarning) as notes:
+        _, params = scenarios.load(old)
+    assert [str(n.message).split(";")[0] for n in notes] == [
+        "scenario key 'rr_epsilon' is the old form", "scenario key 'gaussian_sigma' is the old form"]
+    assert _telemetry_mechanisms(params) == {"rr_epsilon": 0.7, "gaussian_sigma": 3.0}
+    new = tmp_path / "new.toml"
+    new.write_text('kind = "filter_telemetry"\ntitle = "t"\ncategories = ["a", "b", "c"]\nepsilon = 6.0\n'
+                   'delta = 1e-4\n[report]\nkind = "randomized_response"\ncategories = 3\nepsilon = 0.7\n'
+                   '[indicator]\nkind = "gaussian"\nsigma = 3.0\n')
+    _, params = scenarios.load(new)
+    assert _telemetry_mechanisms(params) == {"report": randomized_response(3, 0.7),
+                                             "indicator": GaussianMechanism(3.0)}
+    with pytest.raises(ParameterError, match=r"outputs 0 \.\. 2, one per category"):
+        telemetry(["a", "b", "c"], 6.0, 1e-4, 5, report=randomized_response(4, 0.7), devices=1)
 
 
 def test_figure_filter_gaussian_scenario(tmp_path):

@@ -116,8 +116,8 @@ def test_every_default_scenario_is_deterministic(tmp_path):
 def test_tightening_result_has_no_timings(tmp_path):
     """fdp_tightening puts its per-n seconds under execution; two runs give the same result."""
     f = tmp_path / "t.toml"
-    f.write_text('kind = "fdp_tightening"\ntitle = "t"\nmechanism = "gaussian"\nparameter = 1.0\nk = 3\n'
-                 'ns = [2, 4]\n')
+    f.write_text('kind = "fdp_tightening"\ntitle = "t"\nk = 3\nns = [2, 4]\n'
+                 '[mechanism]\nkind = "gaussian"\nsigma = 1.0\n')
     docs = []
     for name in ("a", "b"):
         assert main(["run", str(f), "--out", str(tmp_path / name), "--quiet"]) == 0

@@ -14,12 +14,14 @@ from typing import Any, Literal
 import numpy as np
 
 from lpdp._validate import check_int
+from lpdp.errors import ParameterError
 from lpdp.filters.baselines import NotApplicableError, classical_cycle
 from lpdp.filters.params import FilterParameters, sequence_parameters
 from lpdp.filters.realisation import Filter, RealisationFilter
 from lpdp.filters.registry import build_filter, filter_kinds, filter_label
 from lpdp.mechanisms import (
     GaussianMechanism,
+    Mechanism,
     Request,
     randomized_response,
 )
@@ -62,12 +64,18 @@ class Telemetry:
 def telemetry(categories: Sequence[str], epsilon: float, delta: float, max_steps: int, *,
               rr_epsilon: float = 0.5, gaussian_sigma: float = 2.0, devices: int = 200,
               seed: int = 1, model: Literal["declared", "iid"] = "declared",
-              progress: Callable[[int, int], None] | None = None) -> Telemetry:
+              progress: Callable[[int, int], None] | None = None, report: Mechanism | None = None,
+              indicator: Mechanism | None = None) -> Telemetry:
     """Devices holding one categorical value answer adaptive local-DP queries, under every registered
     filter: first a randomized-response report of the value; then Gaussian reports of the indicator of
     the category reported most often so far, switching back to a randomized-response report after a
     low indicator report. Every pair of categories is a neighbouring pair; every possible next request
     is declared, so the realisation-level look-ahead uses the intersection rule.
+
+    ``report`` is the mechanism of a category report (default: k-ary randomized response of
+    ``rr_epsilon``; any mechanism with finite outputs ``0 .. k-1`` on inputs ``0 .. k-1``), ``indicator``
+    that of an indicator report (default: the Gaussian mechanism of ``gaussian_sigma``; any mechanism on
+    the inputs 0 and 1).
 
     The realisation-level filter's (δ̃, θ) come from :func:`sequence_parameters` for the declared
     sequence (one randomized-response report, then indicator reports); the mechanism-level filters
@@ -82,8 +90,11 @@ def telemetry(categories: Sequence[str], epsilon: float, delta: float, max_steps
     """
     cats = list(categories)
     k, n_max = len(cats), check_int(max_steps, "max_steps")
-    rr = randomized_response(k, rr_epsilon)
-    g = GaussianMechanism(gaussian_sigma)
+    rr = randomized_response(k, rr_epsilon) if report is None else report
+    if not (rr.finite_outputs and list(rr.outputs) == list(range(k))):  # type: ignore[attr-defined]
+        raise ParameterError(f"report={rr.label}: must have the outputs 0 .. {k - 1}, one per category "
+                             f"(k-ary randomized response, categories = {k})")
+    g = GaussianMechanism(gaussian_sigma) if indicator is None else indicator
     report = Request("category", {c: i for i, c in enumerate(cats)})
     indicator = {c: Request(f"is-{c}", {d: float(d == c) for d in cats}) for c in cats}
     candidates = [(rr, report)] + [(g, r) for r in indicator.values()]

@@ -1,10 +1,10 @@
 """Scenario kinds for f-DP composition brackets (Sec. IV): ``fdp_bracket`` and ``fdp_tightening``.
 
-``fdp_bracket`` approximates a Gaussian or Laplace mechanism's trade-off function from below and above by n
-DP constraints (Propositions 1–2 for n = 2) and composes both, for each k listed, next to the exact
-``G_{μ√k}`` where it exists. ``fdp_tightening`` shows how the bracket narrows as n grows: for each n the
-largest δ gap, the area between the two boundaries and ε at δ = 1e-5 (the time taken per n goes under
-the JSON's ``execution``, never into its ``result``).
+``fdp_bracket`` approximates the trade-off function of the scenario's ``[mechanism]`` table (Gaussian,
+Laplace, ...) from below and above by n DP constraints (Propositions 1–2 for n = 2) and composes both,
+for each k listed, next to the exact ``G_{μ√k}`` where it exists. ``fdp_tightening`` shows how the
+bracket narrows as n grows: for each n the largest δ gap, the area between the two boundaries and ε at
+δ = 1e-5 (the time taken per n goes under the JSON's ``execution``, never into its ``result``).
 """
 
 from __future__ import annotations
@@ -21,10 +21,23 @@ _STYLES = {"from below": {"color": "tab:red", "ls": "--"}, "from above": {"color
            "exact": {"color": "k", "lw": 2.0}}
 
 
-def _mechanism(value: str) -> str:
-    if value not in ("gaussian", "laplace"):
-        raise ParameterError(f"{value!r}: must be 'gaussian' or 'laplace'")
-    return value
+def _mechanism(table: dict[str, Any]) -> Any:
+    """The mechanism of a ``[mechanism]`` table (the workload's form, ``kind = ...``), run once, that has a
+    trade-off function (a declared face: Gaussian, Laplace, ...)."""
+    from lpdp.mechanisms import mechanism_from_entry
+
+    mech, times = mechanism_from_entry(table, source="scenario", where="mechanism")
+    if times != 1:
+        raise ParameterError(f"mechanism.times={times}: the number of compositions is k (or ks)")
+    mech.tradeoff()          # NotApplicableError (naming the mechanism) when it has no trade-off function
+    return mech
+
+
+def _old_form(value: float) -> float:
+    raise ParameterError(f"{value!r}: 'mechanism = \"gaussian\"' with 'parameter = mu' (or \"laplace\" with "
+                         "b) is the old form, no longer read (mu and sigma are easily confused); write a "
+                         f"[mechanism] table: kind = \"gaussian\", sigma = {1 / value if value else 0!r} "
+                         f"(G_mu with mu = 1/sigma), or kind = \"laplace\", scale = {value!r}")
 
 
 def _layout(value: str) -> str:
@@ -42,10 +55,12 @@ def _ints(value: list[int]) -> list[int]:
 
 
 COMMON = {
-    "mechanism": Field("str", "'gaussian' (G_mu) or 'laplace' (scale b, sensitivity 1)", required=True,
-                       check=_mechanism),
-    "parameter": Field("float", "mu of the Gaussian or b of the Laplace mechanism (> 0)", required=True,
-                       check=lambda v: check_positive(v, "parameter")),
+    # the old form first, so that its message (saying the new form) comes before the table's type error
+    "parameter": Field("float", "old form (refused): write a [mechanism] table", check=_old_form),
+    "mechanism": Field("table", "the mechanism whose trade-off function is bracketed, a [mechanism] table "
+                       "of a workload: kind = \"gaussian\", sigma = S (G_mu with mu = sensitivity / S), or "
+                       "kind = \"laplace\", scale = B (any kind with a trade-off function)", required=True,
+                       check=lambda v: (_mechanism(v), v)[1]),      # checked; kept as data
     "step": Field("float", "lattice step of the eps_j (default: none for n <= 2, 0.01 otherwise)",
                   check=lambda v: check_positive(v, "step")),
     "delta_min": Field("float", "fix one tangent from below where delta_f = delta_min (lpdp.fdp.below)",
@@ -71,9 +86,7 @@ TIGHTENING_SCHEMA = {
 
 
 def _tradeoff(params: dict[str, Any]) -> Any:
-    from lpdp.tradeoff import gaussian, laplace
-
-    return (gaussian if params["mechanism"] == "gaussian" else laplace)(params["parameter"])
+    return _mechanism(params["mechanism"]).tradeoff()
 
 
 def run_bracket(params: dict[str, Any]) -> ScenarioOutput:
@@ -142,7 +155,7 @@ def run_tightening(params: dict[str, Any]) -> ScenarioOutput:
                           figsize=(12.0, 4.8), timings={"bracket_seconds": seconds})
 
 
-FAMILIES_SCHEMA = {k: COMMON[k] for k in ("mechanism", "parameter")}
+FAMILIES_SCHEMA = {k: COMMON[k] for k in ("parameter", "mechanism")}
 
 #: The approximations from below that Figure 3's caption compares: label -> (n, family).
 _FAMILIES = {"one constraint": (1, "dp"), "DP-TV (second constraint at eps = 0)": (2, "dp_tv"),

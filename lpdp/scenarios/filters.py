@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 from typing import Any
 
 import numpy as np
@@ -44,16 +45,56 @@ TELEMETRY = {
                    check=lambda v: check_delta(v, allow_one=False)),
     "max_steps": Field("int", "N: at most this many reports per device", default=40,
                        check=lambda v: check_int(v, "max_steps")),
-    "rr_epsilon": Field("float", "epsilon of one randomized-response report", default=0.5,
-                        check=lambda v: check_positive(v, "rr_epsilon")),
-    "gaussian_sigma": Field("float", "noise of one Gaussian indicator report", default=2.0,
-                            check=lambda v: check_positive(v, "gaussian_sigma")),
+    "report": Field("table", "the mechanism of a category report, a [report] table of a workload "
+                    "(kind = ...; default: kind = \"randomized_response\", categories = the number of "
+                    "categories, epsilon = 0.5)", check=lambda v: (_one_round(v, "report"), v)[1]),
+    "indicator": Field("table", "the mechanism of an indicator report, an [indicator] table (default: "
+                       "kind = \"gaussian\", sigma = 2.0)",
+                       check=lambda v: (_one_round(v, "indicator"), v)[1]),
+    "rr_epsilon": Field("float", "old form of [report] epsilon (read with a note)",
+                        check=lambda v: _old_key("rr_epsilon", v, "[report] kind = \"randomized_response\", "
+                                                 f"categories = K, epsilon = {v!r}")),
+    "gaussian_sigma": Field("float", "old form of [indicator] sigma (read with a note)",
+                            check=lambda v: _old_key("gaussian_sigma", v,
+                                                     f"[indicator] kind = \"gaussian\", sigma = {v!r}")),
     "devices": Field("int", "simulated devices", default=200,
                      check=lambda v: check_int(v, "devices")),
     "seed": Field("int", "random seed", default=1, check=lambda v: check_int(v, "seed", minimum=0)),
     "parameters": Field("str", "(delta_tilde, theta) route: 'declared' (for the declared sequence) or "
                         "'iid' (an i.i.d. model fitted to it)", default="declared", check=_route),
 }
+
+
+def _old_key(key: str, value: float, table: str) -> float:
+    """A key of the form before mechanism tables: read as before, with a one-line note saying the new
+    form."""
+    warnings.warn(f"scenario key {key!r} is the old form; write {table}", FutureWarning, stacklevel=2)
+    return check_positive(value, key)
+
+
+def _one_round(table: dict[str, Any], where: str) -> Any:
+    """The mechanism of a ``[mechanism]``-form table (the workload's form, ``kind = ...``) run once."""
+    from lpdp.mechanisms import mechanism_from_entry
+
+    mech, times = mechanism_from_entry(table, source="scenario", where=where)
+    if times != 1:
+        raise ParameterError(f"{where}.times={times}: each round runs the mechanism once")
+    return mech
+
+
+def _telemetry_mechanisms(params: dict[str, Any]) -> dict[str, Any]:
+    """``rr_epsilon``, ``gaussian_sigma``, ``report`` and ``indicator`` of :func:`telemetry` from the tables
+    (or the old keys)."""
+    out: dict[str, Any] = {}
+    for table, old, arg in (("report", "rr_epsilon", "rr_epsilon"), ("indicator", "gaussian_sigma",
+                                                                      "gaussian_sigma")):
+        if params[table] is not None and params[old] is not None:
+            raise ParameterError(f"{old} and [{table}]: give the [{table}] table only")
+        if params[table] is not None:
+            out[table] = _one_round(params[table], table)
+        elif params[old] is not None:
+            out[arg] = params[old]
+    return out
 
 
 def _telemetry(params: dict[str, Any]) -> ScenarioOutput:
@@ -64,8 +105,8 @@ def _telemetry(params: dict[str, Any]) -> ScenarioOutput:
     from lpdp.plot import filter_telemetry
 
     r = telemetry(params["categories"], params["epsilon"], params["delta"], params["max_steps"],
-                  rr_epsilon=params["rr_epsilon"], gaussian_sigma=params["gaussian_sigma"],
-                  devices=params["devices"], seed=params["seed"], model=params["parameters"])
+                  **_telemetry_mechanisms(params), devices=params["devices"], seed=params["seed"],
+                  model=params["parameters"])
     n_max = params["max_steps"]
     summary = [f"{params['devices']} devices, budget ({params['epsilon']:g}, {params['delta']:g}), "
                f"N = {n_max}; mean reports per device under each filter:"]
@@ -100,30 +141,25 @@ def _positive_list(name: str):
     return check
 
 
-def _round_table(table: dict[str, Any]) -> Any:
-    """The mechanism of a ``[mechanism]`` table (the workload's form, ``kind = ...``)."""
-    from lpdp.mechanisms import mechanism_from_entry
-
-    mech, times = mechanism_from_entry(table, source="scenario", where="mechanism")
-    if times != 1:
-        raise ParameterError(f"mechanism.times={times}: each round runs the mechanism once")
-    return mech
+#: The mechanism of each round when the scenario names none.
+DEFAULT_ROUND = {"kind": "gaussian", "sigma": 2.0}
 
 
 def _round_mechanism(params: dict[str, Any]) -> Any:
-    """The mechanism of each round: the ``[mechanism]`` table when given, else the Gaussian of ``sigma``."""
-    from lpdp.filters import GaussianMechanism
-
-    table = params["mechanism"]
-    return GaussianMechanism(params["sigma"]) if table is None else _round_table(table)
+    """The mechanism of each round: the ``[mechanism]`` table (or the old key ``sigma``, a Gaussian)."""
+    if params["mechanism"] is not None and params["sigma"] is not None:
+        raise ParameterError("sigma and [mechanism]: give the [mechanism] table only")
+    table = params["mechanism"] or (DEFAULT_ROUND if params["sigma"] is None else
+                                    {"kind": "gaussian", "sigma": params["sigma"]})
+    return _one_round(table, "mechanism")
 
 
 GAUSSIAN = {
-    "sigma": Field("float", "noise of each Gaussian round (sensitivity-1 count)", default=2.0,
-                   check=lambda v: check_positive(v, "sigma")),
     "mechanism": Field("table", "the mechanism of each round as a [mechanism] table of a workload "
-                       "(kind = ..., e.g. kind = \"laplace\", scale = 1.0); replaces sigma",
-                       check=lambda v: (_round_table(v), v)[1]),     # checked; kept as data
+                       "(kind = ..., e.g. kind = \"laplace\", scale = 1.0; default: kind = \"gaussian\", "
+                       "sigma = 2.0)", check=lambda v: (_one_round(v, "mechanism"), v)[1]),  # kept as data
+    "sigma": Field("float", "old form of [mechanism] kind = \"gaussian\", sigma (read with a note)",
+                   check=lambda v: _old_key("sigma", v, f"[mechanism] kind = \"gaussian\", sigma = {v!r}")),
     "delta": Field("float", "target delta", default=1e-3,
                    check=lambda v: check_delta(v, allow_one=False)),
 }
