@@ -226,30 +226,17 @@ def filter_survival(c: Any, ax: Any = None) -> list[Any]:
 
 
 def _mechanism_name(m: Any, steps: Any = ()) -> str:
-    if m is None:  # a declared cycle of steps, runs of one step shown once with their length
-        runs: list[list[Any]] = []
-        for step in steps:
-            if runs and runs[-1][0] == step:
-                runs[-1][1] += 1
-            else:
-                runs.append([step, 1])
-        return "cycle of " + ", ".join(_mechanism_name(st[0]) + (f" ×{k}" if k > 1 else "")
-                                       for st, k in runs)
-    d = m.to_dict()
-    kind = d.get("kind")
-    if kind == "gaussian":
-        return f"Gaussian σ = {d['sigma']:g}"
-    if kind == "laplace":
-        return f"Laplace b = {d['scale']:g}"
-    if kind == "finite":
-        return f"finite mechanism ({len(d['outputs'])} outputs)"
-    if kind == "randomized_response":
-        return f"finite mechanism ({d['categories']} outputs)"
-    if kind == "mixture":
-        return "i.i.d. mix of " + ", ".join(_mechanism_name(s) for s, _ in m.steps)
-    if kind == "dp":
-        return "(ε, δ) = " + " and ".join(f"({e:g}, {dl:g})" for e, dl in d["constraints"])
-    return str(kind)
+    """The mechanism's own label (:attr:`lpdp.mechanisms.Mechanism.label`), or for a declared cycle
+    (``m`` is ``None``) the runs of its steps, one step shown once with its length."""
+    if m is not None:
+        return str(m.label)
+    runs: list[list[Any]] = []
+    for step in steps:
+        if runs and runs[-1][0] == step:
+            runs[-1][1] += 1
+        else:
+            runs.append([step, 1])
+    return "cycle of " + ", ".join(st[0].label + (f" ×{k}" if k > 1 else "") for st, k in runs)
 
 
 def filter_telemetry(result: Any, ax: Any = None) -> list[Any]:

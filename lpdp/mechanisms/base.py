@@ -247,17 +247,10 @@ class Mechanism(ABC):
     # ------------------------------------------------------------------ data face
     @property
     def label(self) -> str:
-        """A short name for messages (never a whole probability table)."""
+        """A short name for messages (never a whole probability table); each family says its own, this
+        default names the kind (and the ``name`` of a named one)."""
         d = self.to_dict()
-        kind = d.get("kind")
-        if kind == "finite":
-            return f"a finite mechanism ({len(d['table'])} inputs, {len(d['outputs'])} outputs)"
-        if kind in ("gaussian", "laplace"):
-            scale = "sigma" if kind == "gaussian" else "scale"
-            return f"the {kind} mechanism ({scale}={d[scale]:g}, sensitivity={d['sensitivity']:g})"
-        if kind == "mixture":
-            return f"a mixture of {len(d['components'])} mechanisms"
-        return f"the {kind} mechanism {d.get('name', '')!r}".replace(" ''", "")
+        return f"the {d.get('kind')} mechanism {d.get('name', '')!r}".replace(" ''", "")
 
 
 class PairOnly(Mechanism):

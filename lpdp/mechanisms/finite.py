@@ -219,6 +219,10 @@ class FiniteMechanism(Mechanism):
             out["pair"] = list(self._pair)
         return out
 
+    @property
+    def label(self) -> str:
+        return f"a finite mechanism ({len(self.table)} inputs, {len(self.outputs)} outputs)"
+
     # ------------------------------------------------------------------ filter face
     @property
     def finite_outputs(self) -> bool:
@@ -475,6 +479,8 @@ class RegionMechanism(FiniteMechanism):
             if getattr(r, key) > -math.inf:
                 out[key] = float(getattr(r, key))
         return out
+
+    label = Mechanism.label       # named by its kind (its table is the region's, not the user's)
 
     def pair_region(self, value: Any, other: Any) -> PrivacyRegion:
         """The region itself for its own pair ``(0, 1)`` (exact log masses), else from the rows."""

@@ -90,6 +90,10 @@ class GaussianMechanism(AdditiveNoise):
     def to_dict(self) -> dict[str, Any]:
         return {"kind": "gaussian", "sigma": self.sigma, "sensitivity": self.sensitivity}
 
+    @property
+    def label(self) -> str:
+        return f"the gaussian mechanism (sigma={self.sigma:g}, sensitivity={self.sensitivity:g})"
+
     def noise_scaled(self, factor: float) -> GaussianMechanism:
         return replace(self, sigma=self.sigma * factor)
 

@@ -76,6 +76,10 @@ class LaplaceMechanism(AdditiveNoise):
     def to_dict(self) -> dict[str, Any]:
         return {"kind": "laplace", "scale": self.scale, "sensitivity": self.sensitivity}
 
+    @property
+    def label(self) -> str:
+        return f"the laplace mechanism (scale={self.scale:g}, sensitivity={self.sensitivity:g})"
+
     def tradeoff(self) -> TradeoffFunction:
         """The exact Laplace trade-off function with ``ε = sensitivity/scale`` (Dong, Roth and Su)."""
         return laplace_tradeoff(self.scale / self.sensitivity)

@@ -223,6 +223,10 @@ class MixtureMechanism(Mechanism):
         return {"kind": "mixture", "weights": list(self.weights),
                 "components": [step_to_dict(s) for s in self.steps]}
 
+    @property
+    def label(self) -> str:
+        return "an i.i.d. mix of " + ", ".join(m.label for m, _ in self.steps)
+
 
 def mixture(steps: Sequence[tuple[Mechanism, Request | None]], weights: Sequence[float]) -> Mechanism:
     """One i.i.d. round that runs step ``j`` with probability ``w_j`` (drawn independently of the data)
