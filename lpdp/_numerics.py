@@ -322,6 +322,27 @@ EXACT = ErrorBound()
 GAUSSIAN_FLOAT_RTOL = 1e-12
 
 
+def balle_wang_float(eps: np.ndarray, mu: float) -> tuple[np.ndarray, ...]:
+    """The Balle–Wang profile ``δ(ε) = Φ(a) - e^ε Φ(b)``, ``a = -ε/μ + μ/2``, ``b = -ε/μ - μ/2`` (Balle and
+    Wang, 2018, Theorem 8) in floats, for any real ``ε`` (array): ``(a, b, log Φ(a), log Φ(b), r, δ)`` with
+    ``r = ε + log Φ(b) - log Φ(a)`` and ``δ = Φ(a) (1 - e^r)`` (``nan`` where ``Φ(a)`` is 0 in double). The
+    one evaluation of the formula: :func:`gaussian_delta_bounds` certifies it, and
+    :func:`lpdp.tradeoff.gaussian_hockey` continues it to ``ε < 0``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> round(float(balle_wang_float(np.array([1.0]), 1.0)[-1][0]), 6)
+    0.126937
+    """
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+        q = eps / mu
+        a, b = -q + mu / 2, -q - mu / 2
+        la, lb = log_ndtr(a), log_ndtr(b)
+        r = eps + lb - la
+        return a, b, la, lb, r, np.exp(la) * -np.expm1(r)
+
+
 def gaussian_delta_bounds(eps: np.ndarray, mu: float) -> tuple[np.ndarray, np.ndarray]:
     """Certified ``(lower, upper)`` of ``δ(ε) = Φ(a) - e^ε Φ(b)``, ``a = -ε/μ + μ/2``, ``b = -ε/μ - μ/2``
     (Balle and Wang, 2018, Theorem 8), for the given doubles taken as exact (docs/reliability.md,
@@ -343,14 +364,10 @@ def gaussian_delta_bounds(eps: np.ndarray, mu: float) -> tuple[np.ndarray, np.nd
     """
     u = UNIT_ROUNDOFF
     eps = np.asarray(eps, dtype=float)
+    a, b, la, lb, r, d = balle_wang_float(eps, mu)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
-        q = eps / mu
-        a, b = -q + mu / 2, -q - mu / 2
-        la, lb = log_ndtr(a), log_ndtr(b)
-        r = eps + lb - la
         one_minus = -np.expm1(r)
-        d = np.exp(la) * one_minus
-        da = 3 * u * (q + mu / 2)
+        da = 3 * u * (eps / mu + mu / 2)
         e_la = (np.abs(a) + 1) * da + LOG_NDTR_ULPS * u * (np.abs(la) + 1)
         e_lb = (np.abs(b) + 1) * da + LOG_NDTR_ULPS * u * (np.abs(lb) + 1)
         e_r = e_la + e_lb + 2 * u * (eps + np.abs(la) + np.abs(lb))

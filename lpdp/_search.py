@@ -29,10 +29,11 @@ __all__ = ["largest", "boundary", "bisect", "bisect_array"]
 def bisect(below: Callable[[float], bool], lo: float, hi: float, *, rtol: float = 0.0,
            iterations: int = 10_000) -> tuple[float, float]:
     """Bisection of a real bracket: ``(lo, hi)`` narrowed with ``below(lo)`` true and ``below(hi)`` false
-    kept (neither end is evaluated), for a ``below`` that is true up to some point and false after it.
+    kept (neither end is evaluated), for a ``below`` that is true up to some point and false after it
+    (``lo > hi`` is allowed: ``below`` then holds above the point).
 
     Each step evaluates ``below`` at ``mid = (lo + hi) / 2`` and keeps the half whose ends disagree. It
-    stops when ``mid`` is an end (the ends are adjacent floats), when ``hi - lo <= rtol * max(1, |mid|)``
+    stops when ``mid`` is an end (the ends are adjacent floats), when ``|hi - lo| <= rtol * max(1, |mid|)``
     (checked before evaluating), or after ``iterations`` evaluations. The caller answers with the end on
     its safe side: ``hi`` for "the smallest point that is not below", ``lo`` for the largest that is.
 
@@ -47,7 +48,7 @@ def bisect(below: Callable[[float], bool], lo: float, hi: float, *, rtol: float 
     """
     for _ in range(iterations):
         mid = 0.5 * (lo + hi)
-        if mid in (lo, hi) or hi - lo <= rtol * max(1.0, abs(mid)):
+        if mid in (lo, hi) or abs(hi - lo) <= rtol * max(1.0, abs(mid)):
             break
         if below(mid):
             lo = mid

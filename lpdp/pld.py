@@ -276,15 +276,7 @@ def _quantile(law: LossLaw, log_eta: float, upper: bool) -> float:
         near, step = far, step * 2.0
     else:
         raise ParameterError(f"a loss law's tail does not fall below e^{log_eta:.4g}: check log_sf/log_cdf")
-    for _ in range(80):
-        mid = 0.5 * (near + far)
-        if mid in (near, far):
-            break
-        if _at(fn, mid) <= log_eta:
-            far = mid
-        else:
-            near = mid
-    return far
+    return bisect(lambda x: _at(fn, x) > log_eta, near, far, iterations=80)[1]
 
 
 def _discretise(law: LossLaw, h: float, log_eta: float, sub: int) -> _Grid:

@@ -20,7 +20,7 @@ from functools import cached_property
 import numpy as np
 
 from lpdp import _special as special
-from lpdp._numerics import gaussian_delta_bounds
+from lpdp._numerics import balle_wang_float, gaussian_delta_bounds
 from lpdp._search import bisect, bisect_array
 from lpdp._validate import check_int, check_positive
 from lpdp.errors import ParameterError
@@ -308,7 +308,8 @@ class GaussianLower:
 def gaussian_hockey(c: np.ndarray, mu: float) -> np.ndarray:
     """``E[(1 - e^{c - L})_+]`` for ``L ~ N(μ²/2, μ²)`` at any real ``c`` (array, unchecked): the
     Balle–Wang profile of :func:`gaussian_delta` continued to ``c < 0``, where it is ``1 - e^c`` as
-    ``μ -> 0``. The one home of the formula (the filters' Gaussian audits call it at ``ε - s``).
+    ``μ -> 0`` (the formula's one evaluation is :func:`lpdp._numerics.balle_wang_float`; the filters'
+    Gaussian audits call this at ``ε - s``).
 
     Examples
     --------
@@ -317,11 +318,8 @@ def gaussian_hockey(c: np.ndarray, mu: float) -> np.ndarray:
     >>> gaussian_hockey(np.array([-1.0, 1.0]), 1.0).round(6).tolist()
     [0.678818, 0.126937]
     """
-    c = np.asarray(c, dtype=float)
-    la, lb = special.log_ndtr(-c / mu + mu / 2), special.log_ndtr(-c / mu - mu / 2)
-    with np.errstate(invalid="ignore", over="ignore"):  # Φ(a) = 0 in double: δ <= Φ(a) = 0, not nan
-        d = np.where(la == -np.inf, 0.0, np.exp(la) * -np.expm1(c + lb - la))
-    return np.clip(d, 0.0, 1.0)
+    _, _, la, _, _, d = balle_wang_float(np.asarray(c, dtype=float), mu)
+    return np.clip(np.where(la == -np.inf, 0.0, d), 0.0, 1.0)   # Φ(a) = 0 in double: δ <= Φ(a) = 0
 
 
 def check_mu(mu: object, name: str = "mu", limit: float = MAX_MU) -> float:
