@@ -35,7 +35,6 @@ if TYPE_CHECKING:     # annotations only: lpdp.region draws itself through lpdp.
     from lpdp.region import PrivacyRegion
 
 __all__ = [
-    "certified_profile",
     "region_dict",
     "jsonable",
     "to_json",
@@ -339,24 +338,6 @@ FULL_EDGES = 5000
 ABBREVIATED_ENDS = 50
 
 
-def certified_profile(region: PrivacyRegion) -> list[list[float]]:
-    """The tight pairs ``[ε_j, δ(ε_j)]`` of :meth:`PrivacyRegion.profile` with each δ certified from
-    above (:meth:`PrivacyRegion.delta`), as what a program reads must be: the nominal profile's δ may lie
-    an ulp or a few 1e-13 below the exact pair's.
-
-    Examples
-    --------
-    >>> from lpdp import PrivacyRegion
-    >>> from lpdp.export import certified_profile
-    >>> certified_profile(PrivacyRegion.from_dp(1.0, 0.1))
-    [[1.0, 0.1]]
-    """
-    eps = np.sort(region.losses[region.losses >= 0])
-    if eps.size == 0:
-        eps = np.array([0.0])
-    return [[float(e), float(d)] for e, d in zip(eps, np.atleast_1d(region.delta(eps)), strict=True)]
-
-
 def region_dict(region: PrivacyRegion, at: Sequence[float] | None = None, *,
                 full: bool | None = None) -> dict[str, Any]:
     """A region as plain data: profile, δ at the requested ε, vertices, edges (exact), area.
@@ -391,7 +372,7 @@ def region_dict(region: PrivacyRegion, at: Sequence[float] | None = None, *,
                                          "vertices and edges omitted (export to .json for all)"},
                 **doc}
     return {
-        "profile": certified_profile(region),
+        "profile": [list(pair) for pair in region.profile()],
         **doc,
         "vertices": region.vertices.tolist(),
         "edges": {
@@ -425,7 +406,7 @@ def to_geojson(regions: Mapping[str, PrivacyRegion]) -> str:
         features.append({
             "type": "Feature",
             "geometry": {"type": "Polygon", "coordinates": [ring]},
-            "properties": {"label": label, "profile": certified_profile(r),
+            "properties": {"label": label, "profile": [list(pair) for pair in r.profile()],
                            "area": r.area()},
         })
     doc = {"type": "FeatureCollection", "features": features, "lpdp_version": __version__}

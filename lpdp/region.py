@@ -530,9 +530,7 @@ class PrivacyRegion:
         exact = self._err.inf_exact
         if exact is None:
             return out
-        eps = np.asarray(epsilon, dtype=float)
-        beyond = np.array([self._beyond(float(e)) for e in eps.ravel()]).reshape(eps.shape)
-        return np.where(beyond, exact, out)
+        return np.where(np.asarray(epsilon, dtype=float) >= self._beyond_from(), exact, out)
 
     def delta_lower(self, epsilon: float | Sequence[float] | np.ndarray) -> np.ndarray | float:
         """``δ(ε)`` certified from below (an attack bound: the exact pair's δ is at least this).
@@ -752,17 +750,22 @@ class PrivacyRegion:
                                 f"not (a defect in lpdp: please report it)")
         return bisect(lambda e: not valid(e), lo, hi)[1]    # keeping valid(hi), not valid(lo)
 
+    def _beyond_from(self) -> float:
+        """The least ``e`` from which no finite atom of the exact pair can have a loss above ``e`` (upper
+        side)."""
+        err = self._err
+        top = self._top_loss()
+        if top > _NEG_INF:
+            if err.loss_rel and top < 0:
+                top = top + err.loss_rel * abs(top)
+            top = round_up(top + err.loss) if err.loss else top
+        if err.dropped > _NEG_INF:
+            top = max(top, err.dropped_top + err.loss)
+        return top
+
     def _beyond(self, e: float) -> bool:
         """Whether no finite atom of the exact pair can have a loss above ``e`` (upper side)."""
-        err = self._err
-        if err.dropped > _NEG_INF and e < err.dropped_top + err.loss:
-            return False
-        top = self._top_loss()
-        if top == _NEG_INF:
-            return True
-        if err.loss_rel and top < 0:
-            top = top + err.loss_rel * abs(top)
-        return e >= round_up(top + err.loss) if err.loss else e >= top
+        return e >= self._beyond_from()
 
     def _top_loss(self) -> float:
         return float(self._loss[0]) if self._loss.size else _NEG_INF
@@ -872,18 +875,26 @@ class PrivacyRegion:
 
     # ------------------------------------------------------------------ profile face
     def profile(self) -> list[tuple[float, float]]:
-        """The tight pairs ``(ε_j, δ(ε_j))``, one per edge with ``ε_j >= 0``, sorted by ε.
+        """The tight pairs ``(ε_j, δ(ε_j))``, one per edge with ``ε_j >= 0``, sorted by ε, each δ
+        certified from above like :meth:`delta` (never below the exact pair's, floating-point error
+        included; within about 1e-12 relative of it).
 
-        For a symmetric region the region equals ``∩_j R(ε_j, δ_j)`` (Sec. II-B). The δ are the nominal
-        values of the prefix face (O(log N) each, within about 1e-12 relative of the exact pair's, either
-        side); :meth:`delta` at the same ε certifies them from above, as ``lpdp.export.certified_profile``
-        and every JSON/printed profile do.
+        For a symmetric region the region equals ``∩_j R(ε_j, δ_j)`` (Sec. II-B). All pairs cost O(N)
+        together: prefix sums with a bound of their own rounding, and :meth:`delta` where that bound is
+        wider than 1e-11 relative (docs/reliability.md, "Profiles").
+
+        Examples
+        --------
+        >>> from lpdp.compose import homogeneous
+        >>> r = homogeneous(0.5, 1e-6, 10)
+        >>> e, d = r.profile()[2]
+        >>> e, r.delta_lower(e) <= d <= r.delta(e) * (1 + 1e-12)
+        (2.0, True)
         """
         eps = np.sort(self._loss[self._loss >= 0])
         if eps.size == 0:
             eps = np.array([0.0])
-        return [(float(e), float(d)) for e, d in zip(eps, np.exp(self._log_delta_unchecked(eps)),
-                                                      strict=True)]
+        return list(zip(eps.tolist(), _profile_upper(self, eps).tolist(), strict=True))
 
     # ------------------------------------------------------------------ polygon face
     def boundary(self) -> np.ndarray:
@@ -1266,6 +1277,168 @@ class _Face:
             eps = float(self.loss[i]) + (float(log1mexp(ratio)) if ratio < 0 else _NEG_INF)
         floor = float(self.loss[i + 1]) if i + 1 < self.loss.size else 0.0
         return max(eps, floor, 0.0), float(self.loss[i])
+
+
+#: The extended type the certified profile accumulates in, and its unit roundoff (2^-64 for the 80-bit
+#: long double of x86-64; where ``long double`` is a double it is ``u`` and every bound widens with it).
+_LD = np.longdouble
+_U_LD = float(np.finfo(np.longdouble).eps) / 2
+#: Terms of a prefix sum at least this far below its reference are exponentiated in the extended type,
+#: and terms below :data:`_LD_CUT` are bounded by ``e^_LD_CUT`` each (they would underflow it).
+_F64_CUT = -700.0
+_LD_CUT = float(np.log(np.finfo(np.longdouble).tiny)) + 40.0
+#: The profile takes :meth:`PrivacyRegion.delta` wherever its prefix bound is wider than this (in log).
+_PROFILE_WIDTH = 1e-11
+
+
+def _exp_up64(x: np.ndarray) -> np.ndarray:
+    """Upper bounds of ``e^x`` as doubles for ``x`` in the extended type: ``x`` rounds to a double ``f``
+    (``|f - x| <= u |x|``), numpy's ``exp`` is within 4 ulps (``8 u``), and the factor
+    ``1 + u (12.5 + 1.02 |f|)`` and the product round once each (below -745, ``e^-745``)."""
+    f = np.maximum(x.astype(float), -745.0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.exp(f) * (1.0 + UNIT_ROUNDOFF * (12.5 + 1.02 * np.abs(f)))
+
+
+def _prefix_log_up(y: np.ndarray) -> np.ndarray:
+    """Upper bounds of ``log Σ_{i <= j} e^{y_i}`` for every j, rigorous when each ``y_i`` (extended type)
+    is an upper bound of its true log term (docs/reliability.md, "Profiles").
+
+    The terms are taken relative to ``ref = max y``: ``y - ref`` rounds once (``v``, the extended unit
+    roundoff) and is moved ``4 v |y - ref|`` up; each term is bounded from above by :func:`_exp_up64`
+    (below -700 by the extended ``exp``, 4 of its ulps, and below :data:`_LD_CUT`, where that type
+    underflows, by ``e^_LD_CUT``); the cumulative sum of ``j <= n`` positive terms in the extended type is
+    within ``γ_{n-1} <= 1.01 (n - 1) v`` of the exact sum whatever the order; the log (4 ulps) and the
+    addition of ``ref`` round a few ``v`` more."""
+    v = _U_LD
+    out = np.full(y.shape, _NEG_INF, dtype=_LD)
+    if y.size == 0:
+        return out
+    ref = np.max(y)
+    if not np.isfinite(ref):
+        return out
+    d = (y - ref) * (_LD(1) - _LD(4 * v))
+    f = d.astype(float)
+    with np.errstate(under="ignore"):
+        tau = _exp_up64(d).astype(_LD)
+    low = f < _F64_CUT
+    if np.any(low):
+        mid = low & (d >= _LD_CUT)
+        tau[low] = np.exp(_LD(_LD_CUT))
+        tau[mid] = np.exp(d[mid]) * (_LD(1) + _LD(10 * v))
+    tau[np.isneginf(y)] = 0
+    with np.errstate(divide="ignore"):
+        ls = np.log(np.cumsum(tau))
+        out = ref + ls
+    margin = _LD(v) * (13 * np.abs(ls) + (6 * abs(float(ref)) + 4 + 1.05 * y.size))
+    return np.where(np.isfinite(ls), out + margin, out)
+
+
+def _logaddexp_up(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """An upper bound of ``log(e^x + e^y)`` in the extended type (``y`` finite): ``m + log1p(e^{-|x - y|})``
+    with the difference moved up by its rounding and ``exp``, ``log1p`` and the sum 4 ulps each."""
+    v = _U_LD
+    m = np.maximum(x, y)
+    r = m + np.log1p(np.exp(-np.abs(x - y) * (_LD(1) - _LD(4 * v))))
+    return r + _LD(v) * (2 * np.abs(r) + 24)
+
+
+def _decayed_prefix_log_up(y: np.ndarray, Lx: np.ndarray) -> np.ndarray:
+    """Upper bounds of ``log D_k``, ``D_k = Σ_{j <= k} e^{y_j + L_k}`` (``y_j = log w_j - L_j``), for every k.
+
+    The losses span any range, so the sums are taken in rows of about ``sqrt(N)`` atoms, each relative to
+    its own largest term (:func:`_prefix_log_up`), and carried from row to row as
+    ``D_k = e^{L_k - L_e} D_e + e^{L_k} Σ_{e < j <= k} e^{y_j}`` (``e`` the last atom of the row before):
+    one extended ``logaddexp`` per atom, whose roundings add up over the rows (a few ``v`` each)."""
+    v = _U_LD
+    size = y.size
+    b = _blocks(size)
+    out = np.empty(size, dtype=_LD)
+    prev, prev_loss = _LD(_NEG_INF), _LD(0)
+    for start in range(0, size, b):
+        rows = slice(start, min(start + b, size))
+        lq = _prefix_log_up(y[rows])
+        own = Lx[rows] + lq
+        own = own + _LD(2 * v) * (np.abs(Lx[rows]) + np.abs(lq))
+        if np.isfinite(prev):
+            carried = (Lx[rows] - prev_loss) + prev
+            carried = carried + _LD(2 * v) * (np.abs(Lx[rows] - prev_loss) + abs(prev) + np.abs(carried))
+            own = _logaddexp_up(carried, own)       # every y is finite, so every own sum is
+        out[rows] = own
+        prev, prev_loss = own[-1], Lx[rows][-1]
+    return out
+
+
+def _log1mexp_up(x: np.ndarray) -> np.ndarray:
+    """An upper bound of ``log(1 - e^x)`` for ``x < 0`` given in the extended type: ``x`` moved down by
+    its rounding to a double, then :func:`log1mexp` (expm1/exp and log/log1p, 2 ulps each, condition
+    number at most 1: within ``8 u (|value| + 1)``), as a double rounded up."""
+    xf = np.nextafter((x * (_LD(1) + _LD(2 * _U_LD))).astype(float), -np.inf)
+    with np.errstate(divide="ignore"):
+        val = log1mexp(np.minimum(xf, -5e-324))
+    return val + 8.5 * UNIT_ROUNDOFF * (np.abs(val) + 1.0)
+
+
+def _profile_upper(region: PrivacyRegion, eps: np.ndarray) -> np.ndarray:
+    """Certified upper δ at every ε of a sorted array, in O(N) together (docs/reliability.md, "Profiles").
+
+    With each atom's mass raised by its bound, ``w_j = e^{ℓ̂_j + Δ_j} >= p_j``, and the query moved down
+    by the loss error, ``s <= ε - η``, the exact pair's ``δ(ε) <= Σ_{L̂_j > s} w_j (1 - e^{s - L̂_j}) +
+    p_inf e^{Δ_inf} (+ the left-out mass)``. With the ``n`` atoms above s, that sum is
+    ``C_{n-1} + (1 - e^{s - L̂_{n-1}}) D_{n-1}`` (the prefix face's identity), where
+    ``D_k = e^{L̂_k} Σ_{j<=k} w_j e^{-L̂_j}`` and ``C_k = Σ_{i<k} (1 - e^{L̂_{i+1} - L̂_i}) D_i`` are prefix
+    sums of positive terms; ``D_k <= F_k = Σ_{j<=k} w_j`` and ``δ <= F_{n-1} + p_inf`` bound them too
+    (they take over where the first underflows). Every log is carried in the extended type and raised by
+    its rounding, so each of these is an upper bound; where the result is more than
+    :data:`_PROFILE_WIDTH` plus the atoms' own bound above the prefix face's nominal value at ``s`` (or
+    ``s < 0`` with outward-rounded losses, or no atom above ``s``), :meth:`PrivacyRegion.delta` answers.
+    """
+    err = region._err
+    L, lp = region._loss, region._log_p
+    u, v = UNIT_ROUNDOFF, _U_LD
+    s = np.nextafter(eps - err.loss, -np.inf) if err.loss else eps
+    n = np.searchsorted(-L, -s, side="left")
+    direct = (n == 0) | ((s < 0) & (err.loss_rel > 0))
+    out = np.zeros(eps.shape)
+    size = int(np.max(n[~direct], initial=0))
+    if size:
+        Lf, lpf = L[:size], lp[:size]
+        bound = np.asarray(err.log_mass(np.abs(lpf)), dtype=float) * (1 + 8 * u)
+        mag = (np.abs(lpf) + np.abs(Lf) + 1.0) * (8 * v)           # covers the extended roundings below
+        Lx = Lf.astype(_LD)
+        a = lpf.astype(_LD) + (bound + mag).astype(_LD)             # >= log p_j
+        log_f = _prefix_log_up(a)
+        log_d = np.minimum(_decayed_prefix_log_up((a - Lx) + mag.astype(_LD), Lx), log_f)
+        gaps = (Lx[:-1] - Lx[1:]) * (_LD(1) + _LD(2 * v))
+        log_c = _prefix_log_up(_log1mexp_up(-gaps).astype(_LD) + log_d[:-1]
+                               + (4 * v * (np.abs(log_d[:-1].astype(float)) + 30.0)).astype(_LD))
+        k = n[~direct] - 1
+        x = s[~direct].astype(_LD) - Lx[k]
+        t_d = _log1mexp_up(x).astype(_LD) + log_d[k]
+        t_d = t_d + (4 * v * (np.abs(t_d.astype(float)) + 30.0)).astype(_LD)
+        rest = 0.0
+        log_inf = region._log_p_inf
+        if log_inf > _NEG_INF:
+            inf = _LD(log_inf) + _LD(err.log_inf(abs(log_inf))) * _LD(1 + 4 * u)
+            rest += float(_exp_up64(np.array([inf]))[0])
+        if err.dropped > _NEG_INF:
+            left_out = float(_exp_up64(np.array([_LD(err.dropped)]))[0])
+            rest = rest + np.where(s[~direct] < err.dropped_top, left_out, 0.0)
+        with np.errstate(under="ignore"):
+            main = (np.where(k >= 1, _exp_up64(log_c[np.maximum(k - 1, 0)]) if log_c.size else 0.0, 0.0)
+                    + _exp_up64(t_d)) + rest
+            alt = _exp_up64(log_f[k]) + rest
+        up = np.nextafter(np.minimum(main, alt) * (1 + 4 * u), np.inf)
+        out[~direct] = np.minimum(up, 1.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            excess = np.log(up) - region._face().log_delta(s[~direct])
+            deepest = np.maximum.accumulate(np.abs(lpf))[k]
+            allowed = _PROFILE_WIDTH + np.asarray(err.log_mass(deepest), dtype=float)
+        wide = ~(excess <= allowed) & (up >= 1e-300)
+        direct[np.flatnonzero(~direct)[wide]] = True
+    if np.any(direct):
+        out[direct] = region.delta(eps[direct])
+    return region._exact_inf(eps, out)
 
 
 def _exp_up(x: np.ndarray | float) -> np.ndarray:

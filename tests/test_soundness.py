@@ -201,6 +201,19 @@ def _table(rng: np.random.Generator, m: int) -> tuple[list[float], list[float]]:
             return p, q
 
 
+def _profile(run: Run, rng: np.random.Generator, region, ref, call: str, points: int = 12) -> None:
+    """``region.profile()`` (certified pairs at the edge losses) at its first and last pairs, where the
+    tail and the top loss are, and a few random ones: each δ a guarantee at its ε."""
+    if region is None:          # the route refused the case (counted there)
+        return
+    with run.case("PrivacyRegion.profile", call + ".profile()") as c:
+        prof = region.profile()
+        n = len(prof)
+        pick = sorted({*range(min(3, n)), *range(max(n - 3, 0), n),
+                       *(int(i) for i in rng.integers(0, n, size=min(points - 6, n)))})
+        c.deltas(".profile", [prof[i][0] for i in pick], [prof[i][1] for i in pick], ref)
+
+
 # -- cached references -------------------------------------------------------------------------------
 @functools.lru_cache(maxsize=256)
 def _binomial(eps0: float, delta0: float, k: int) -> R.Binomial:
@@ -231,11 +244,14 @@ def test_compose_homogeneous(profile):
                                if counts else [])
         losses = [float((2 * a - k) * R.mpf(e0)) for a in picks]
         eps = _eps_points(rng, losses)
+        r = None
         with run.case("compose.homogeneous", f"homogeneous({e0!r}, {d0!r}, {k})") as c:
             r = homogeneous(e0, d0, k)
             c.deltas(".delta", eps, r.delta(eps), ref)
             for t in _targets(rng):
                 c.eps_upper(".epsilon", t, r.epsilon(t), ref)
+        if seed % 5 == 0:
+            _profile(run, rng, r, ref, f"homogeneous({e0!r}, {d0!r}, {k})")
     run.check()
 
 
@@ -256,11 +272,14 @@ def test_compose_heterogeneous(profile):
         for e, k in levels.items():
             ref = ref * R.rr(2, e) ** k
         eps = _eps_points(rng, _pair_losses(ref))
+        r = None
         with run.case("compose.heterogeneous", f"heterogeneous({levels})") as c:
             r = heterogeneous(levels)
             c.deltas(".delta", eps, r.delta(eps), ref)
             for t in _targets(rng):
                 c.eps_upper(".epsilon", t, r.epsilon(t), ref)
+        if seed % 3 == 0:
+            _profile(run, rng, r, ref, f"heterogeneous({levels})")
     run.check()
 
 
@@ -277,12 +296,15 @@ def test_compose_double_dp(profile, method):
         ref = _constraints_power((first, second), k)
         eps = _eps_points(rng, _pair_losses(ref))
         targets = _targets(rng)
+        r = None
         with run.case(f"compose.double_dp[{method}]", f"double_dp({first}, {second}, {k}, "
                       f"method={method!r})") as c:
             r = double_dp(first, second, k, method=method)
             c.deltas(".delta", eps, r.delta(eps), ref)
             for t in targets:
                 c.eps_upper(".epsilon", t, r.epsilon(t), ref)
+        if seed % 3 == 0:
+            _profile(run, rng, r, ref, f"double_dp({first}, {second}, {k}, method={method!r})")
     run.check()
 
 
@@ -347,11 +369,14 @@ def test_compose_multi(profile):
         ref = _constraints_power(tuple(cons), k)
         eps = _eps_points(rng, _pair_losses(ref))
         route = "compose.multi" if step is None else "compose.multi[step]"
+        r = None
         with run.case(route, f"multi({cons}, {k}" + (f", step={step})" if step else ")")) as c:
             r = multi(cons, k) if step is None else multi(cons, k, step=step)
             c.deltas(".delta", eps, r.delta(eps), ref)
             for t in _targets(rng):
                 c.eps_upper(".epsilon", t, r.epsilon(t), ref)
+        if seed % 3 == 0:
+            _profile(run, rng, r, ref, f"multi({cons}, {k}" + (f", step={step})" if step else ")"))
     run.check()
 
 
@@ -412,6 +437,8 @@ def _regions(profile, kind: int, n: int) -> None:
             c.deltas(".delta", eps, r.delta(eps), ref)
             for t in _targets(rng):
                 c.eps_upper(".epsilon", t, r.epsilon(t), ref)
+        if seed % 2 == 0:
+            _profile(run, rng, r, ref, call)
     run.check()
 
 

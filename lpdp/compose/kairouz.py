@@ -15,7 +15,14 @@ import math
 import numpy as np
 
 from lpdp._limits import check_budget, seconds_for
-from lpdp._numerics import UNIT_ROUNDOFF, ErrorBound, binomial_error, log_binom_pmf, log_softplus
+from lpdp._numerics import (
+    UNIT_ROUNDOFF,
+    BinomialCorrection,
+    ErrorBound,
+    binomial_correction,
+    log_binom_pmf,
+    log_softplus,
+)
 from lpdp._validate import check_delta, check_epsilon, check_int
 from lpdp.compose._levels import lattice_loss
 from lpdp.region import PrivacyRegion, check_normalised
@@ -28,17 +35,18 @@ _BYTES_PER_ATOM = 256.0
 _OPS_PER_ATOM = 100.0
 
 
-def rr_binomial_error(eps: float, k: int, lp: float, lq: float) -> ErrorBound:
-    """Bound of the k-fold ε randomised response's atoms (docs/reliability.md, "Kairouz"):
-    :func:`~lpdp._numerics.binomial_error` for the exact ``1 / (1 + e^ε)``, the losses ``(k - 2i) ε``
-    exact and rounded outward (``2 u |L|``), and ``(1 - δ)^k`` in log space (4 u per nat)."""
+def rr_binomial_error(eps: float, k: int, lp: float, lq: float) -> tuple[BinomialCorrection, ErrorBound]:
+    """The correction of the k-fold ε randomised response's binomial to the exact ``1 / (1 + e^ε)``
+    (:func:`~lpdp._numerics.binomial_correction`) and the bound of its atoms (docs/reliability.md,
+    "Kairouz"): the corrected binomial's, the losses ``(k - 2i) ε`` exact and rounded outward
+    (``2 u |L|``), and ``(1 - δ)^k`` in log space (4 u per nat)."""
     import mpmath
 
     with mpmath.workdps(40):
         p_exact = 1 / (1 + mpmath.exp(mpmath.mpf(eps)))
         q_exact = 1 / (1 + mpmath.exp(-mpmath.mpf(eps)))
-    return binomial_error(k, lp, lq, p_exact, q_exact).widened(loss_rel=2 * UNIT_ROUNDOFF,
-                                                               per_nat=4 * UNIT_ROUNDOFF)
+    corr, err = binomial_correction(k, lp, lq, p_exact, q_exact)
+    return corr, err.widened(loss_rel=2 * UNIT_ROUNDOFF, per_nat=4 * UNIT_ROUNDOFF)
 
 
 def homogeneous(epsilon: float, delta: float, k: int) -> PrivacyRegion:
@@ -80,10 +88,11 @@ def homogeneous(epsilon: float, delta: float, k: int) -> PrivacyRegion:
     # i disagreeing coordinates: a Binomial(k, 1/(1+e^ε)) count under P, Binomial(k, e^ε/(1+e^ε)) under Q.
     log_rest = k * math.log1p(-dlt)
     lp, lq = -float(log_softplus(eps)), -float(log_softplus(-eps))
-    log_p = log_rest + log_binom_pmf(k, i, lp, lq)
+    corr, err = rr_binomial_error(eps, k, lp, lq)
+    log_p = log_rest + corr.apply(k, i, log_binom_pmf(k, i, lp, lq))
     loss = lattice_loss([eps], [k - 2 * i])     # the exact (k - 2i) ε, rounded away from zero
     log_inf = math.log(-math.expm1(log_rest)) if dlt > 0 else -math.inf
     region = PrivacyRegion.from_log_masses(loss, log_p, log_p[::-1], log_p_inf=log_inf, log_q_ninf=log_inf,
-                                           check_total=False, error=rr_binomial_error(eps, k, lp, lq))
+                                           check_total=False, error=err)
     check_normalised(region, f"homogeneous({eps!r}, {dlt!r}, {k})")
     return region
