@@ -122,6 +122,14 @@ class LossLaw:
         A further relative error per unit of ``|log tail|`` (default 0): each mass is within
         ``rtol + rtol_log |log mass|`` of the truth (the error model of a log-space closed form, whose
         absolute error in the log grows with its size).
+    loss_error : float
+        An absolute error of the losses' *positions* (default 0): every finite atom's true loss lies within
+        ``loss_error`` of ``losses``, and at every ``c`` the four tail functions give (to ``rtol``) the
+        tails of the pair's outcomes cut at one common point ``c'`` with ``|c' - c| <= loss_error`` (the
+        cut of a law computed through a map of the loss, e.g. a subsampled mechanism's
+        ``log(q e^x + 1 - q)``, whose float error no relative mass error can carry near an atom or an end
+        of the support). :func:`compose` moves the upper side's losses up and the lower side's down by
+        it (``docs/pld.md`` §0); a continuous part with a loss error needs its tails under Q.
 
     The masses of the discrete part, of the continuous part and ``e^log_p_inf`` sum to one.
 
@@ -143,6 +151,11 @@ class LossLaw:
     log_sf_q: Callable[[np.ndarray], np.ndarray] | None = None
     log_cdf_q: Callable[[np.ndarray], np.ndarray] | None = None
     rtol_log: float = 0.0
+    loss_error: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.loss_error, (int, float)) and 0.0 <= self.loss_error < math.inf):
+            raise ParameterError(f"loss_error={self.loss_error!r}: must be a finite number >= 0")
 
     @property
     def is_discrete(self) -> bool:
@@ -163,7 +176,8 @@ def mixture(laws: Sequence[LossLaw], weights: Sequence[float]) -> LossLaw:
     Lemma 1 and Corollary 1 of Cadir, Najib and Shkel).
 
     Masses are summed in log space; ``rtol`` is the largest of the parts' plus a few units of roundoff
-    for the weights' logarithms.
+    for the weights' logarithms; ``loss_error`` the largest of the parts' (the part a round uses is an
+    outcome of its own, so each part's cells are cut within its own error).
 
     Examples
     --------
@@ -204,7 +218,8 @@ def mixture(laws: Sequence[LossLaw], weights: Sequence[float]) -> LossLaw:
                    support=(min((law.support[0] for law, _ in cont), default=-np.inf),
                             max((law.support[1] for law, _ in cont), default=np.inf)),
                    rtol=max(law.rtol for law, _ in keep) + 16 * _U,
-                   rtol_log=max(law.rtol_log for law, _ in keep))
+                   rtol_log=max(law.rtol_log for law, _ in keep),
+                   loss_error=max(law.loss_error for law, _ in keep))
 
 
 # --------------------------------------------------------------------------------------- discretisation
@@ -221,6 +236,8 @@ class _Grid:
     log_clip: float              # log P(L clipped)
     rtol: float
     blocks: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None   # _blocks' cache
+    shift: float = 0.0           # the lattice law moved up by this dominates (an upper lattice's loss error)
+    offset: float = 0.0          # the law's losses lie near offset + hZ: it was moved by -offset (_moved)
 
     @property
     def hi(self) -> int:
@@ -296,7 +313,8 @@ def _discretise(law: LossLaw, h: float, log_eta: float, sub: int) -> _Grid:
     ja = np.rint(atoms / h).astype(np.int64)
     d_atoms = ja * h - atoms
     pa = np.exp(log_pa)
-    e_a = 4 * _U * (np.abs(ja * h) + np.abs(atoms))         # float error of each D = j h - L
+    # float error of each D = j h - L, and the atoms' own loss error (the true loss is within it)
+    e_a = 4 * _U * (np.abs(ja * h) + np.abs(atoms)) + law.loss_error
     slack_a = float(np.sum(pa * e_a)) + 4 * _U * float(np.sum(pa * np.abs(d_atoms)))
     b_atoms = float(np.sum(pa * d_atoms))
     bias_lo, bias_hi = b_atoms - slack_a, b_atoms + slack_a
@@ -312,6 +330,11 @@ def _discretise(law: LossLaw, h: float, log_eta: float, sub: int) -> _Grid:
         return _Grid(lo, log_x, log_c, (bias_lo, bias_hi), (dmin, dmax), second_a, _NEG_INF, law.rtol)
     if law.log_cdf is None:
         raise ParameterError("LossLaw: a continuous part needs both log_sf and log_cdf")
+    if law.loss_error > 0:
+        raise ParameterError(f"LossLaw(loss_error={law.loss_error!r}): a continuous part with a loss error "
+                             "is composed one-sidedly only: it needs its tails under Q (log_sf_q, "
+                             "log_cdf_q), "
+                             "and so does every other law of the composition")
     rtol = _eff_rtol(law, log_eta)
     c_lo, c_hi = _quantile(law, log_eta, False), _quantile(law, log_eta, True)
     lo, hi = int(math.floor(c_lo / h + 0.5)), int(math.ceil(c_hi / h - 0.5))
@@ -437,16 +460,42 @@ def _split_up(log_p: np.ndarray, ell_hi: np.ndarray, a: np.ndarray, b: np.ndarra
     return p - pb, pb
 
 
+def _check_loss_error(law: LossLaw, h: float) -> float:
+    """The law's loss error, refused unless a quarter of the step exceeds it (cuts ``h`` apart then stay
+    ordered, so the computed cells partition the outcomes)."""
+    eta = float(law.loss_error)
+    if not 4.0 * eta < h:
+        raise ParameterError(f"step h={h:g}: a loss law with loss_error={eta:g} needs a step above "
+                             f"{4 * eta:g}")
+    return eta
+
+
+def _pad(law: LossLaw, h: float, lo: int, hi: int) -> float:
+    """The law's loss error η widened so that, for losses ``x`` of the window ``[lo h, (hi + 1) h]``, the
+    float results of ``x - η`` and ``x + η`` lie outside ``[x - η, x + η]`` (0 when η is)."""
+    eta = _check_loss_error(law, h)
+    return eta + 4 * _U * (max(abs(lo), abs(hi) + 1) * h + eta + 1) if eta > 0 else 0.0
+
+
 def _dominating_grid(law: LossLaw, h: float, log_eta: float, clip: tuple[float, float]) -> _Grid:
-    """The upper side's lattice law: a pair on ``hZ`` that dominates the law's pair (Doroshenko et al.
-    2022, connect the dots), its masses rounded so that every tail sum is at least ``1 - 4 rtol`` times the
-    exact one; the upper tail beyond the window is moved to ``+inf``."""
+    """The upper side's lattice law: a pair on ``hZ`` that, moved up by the law's ``loss_error`` η (the
+    grid's ``shift``), dominates the law's pair (Doroshenko et al. 2022, connect the dots), its masses
+    rounded so that every tail sum is at least ``1 - 4 rtol`` times the exact one; the upper tail beyond the
+    window is moved to ``+inf``.
+
+    With η > 0 a computed cell ``(x_j, x_{j+1}]`` holds the outcomes of a true cell whose losses lie in
+    ``[x_j - η, x_{j+1} + η]``: its masses are split between those two ends (which dominates it) and the
+    lower end then moved up to ``x_j + η`` (a higher loss at the same P-mass dominates), so the pair on
+    ``x_j + η`` dominates: the lattice law shifted by η."""
     assert law.log_sf is not None and law.log_sf_q is not None
+    _check_loss_error(law, h)
     lo, hi = _window_indices(law, h, clip, False)
     n = hi - lo + 1
     check_budget(f"the lattice of one loss law (step h={h:g}, {n:.3g} cells)", memory_bytes=8.0 * 14 * n,
                  seconds=seconds_for(40.0 * n))
     x = (lo + np.arange(n)) * h
+    # η widened so that the float ends x - eta and x + eta lie outside [x - η, x + η]
+    eta = _pad(law, h, lo, hi)
     log_p, rel_p = _cell_masses(law, x, False)
     log_q, rel_q = _cell_masses(law, x, True)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -454,9 +503,9 @@ def _dominating_grid(law: LossLaw, h: float, log_eta: float, clip: tuple[float, 
         ell_hi = (log_p - log_q + np.log1p(np.minimum(rel_p, 1e300))
                   - np.where(rel_q < 0.5, np.log1p(-np.minimum(rel_q, 0.5)), -np.inf))
         ell_hi = ell_hi + 4 * _U * (np.abs(ell_hi) + np.abs(log_p) + np.abs(log_q))
-    ell_hi = np.where(np.isnan(ell_hi) | (ell_hi > x[1:]), x[1:], ell_hi)
+    ell_hi = np.where(np.isnan(ell_hi) | (ell_hi > x[1:] + eta), x[1:] + eta, ell_hi)
     # p_b is bounded with the cell's largest possible mass p (1 + rel_p): the split's error moves up
-    pa, pb = _split_up(log_p + np.log1p(np.minimum(rel_p, 1e300)), ell_hi, x[:-1], x[1:])
+    pa, pb = _split_up(log_p + np.log1p(np.minimum(rel_p, 1e300)), ell_hi, x[:-1] - eta, x[1:] + eta)
     p = np.exp(log_p)
     pb = np.minimum(pb, p)
     y = np.zeros(n)
@@ -471,7 +520,7 @@ def _dominating_grid(law: LossLaw, h: float, log_eta: float, clip: tuple[float, 
         j = np.floor(atoms / h).astype(np.int64)
         j = np.where(j * h > atoms, j - 1, j)
         j = np.where((j + 1) * h < atoms, j + 1, j)
-        qa, qb = _split_up(log_pa, atoms, j * h, (j + 1) * h)
+        qa, qb = _split_up(log_pa, atoms + eta, j * h - eta, (j + 1) * h + eta)
         np.add.at(y, j - lo, qa)
         np.add.at(y, j + 1 - lo, qb)
     # the +inf atom and the clipped upper tail, rounded up
@@ -481,26 +530,27 @@ def _dominating_grid(law: LossLaw, h: float, log_eta: float, clip: tuple[float, 
     log_c = math.log1p(-p_inf) if p_inf < 1 else _NEG_INF
     with np.errstate(divide="ignore"):
         log_x = np.log(y)
-    return _Grid(lo, log_x, log_c, (0.0, 0.0), (0.0, 0.0), 0.0, _NEG_INF, rtol)
+    return _Grid(lo, log_x, log_c, (0.0, 0.0), (0.0, 0.0), 0.0, _NEG_INF, rtol, shift=eta)
 
 
-def _offsets(law: LossLaw, h: float, clip: tuple[float, float]) -> tuple[np.ndarray, np.ndarray,
-                                                                           np.ndarray, np.ndarray,
-                                                                           np.ndarray]:
-    """The lower side's merged cells on ``hZ``: boundaries, log P-masses, merged losses rounded down (not
-    yet capped) and centres; cells that hold an end of the law's support (not smooth there: offsets up to
-    ``h/2``) get the mass ``-inf`` in the last array, the others their log P-mass (for :func:`_cap`).
+def _offsets(law: LossLaw, h: float, clip: tuple[float, float], offset: float = 0.0
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The lower side's merged cells on ``offset + hZ``: boundaries, log P-masses, merged losses rounded
+    down (not yet capped) and centres; cells that hold an end of the law's support (not smooth there:
+    offsets up to ``h/2``) get the mass ``-inf`` in the last array, the others their log P-mass (for
+    :func:`_cap`).
 
     A cell's merged loss lies ``≈ (h²/12) |(log density)'|`` from its centre: within ``OFFSET_CAP h²`` for
     laws of unit scale, but far more for a narrow or steep law (a subsampled mechanism's body has spread
     ``≈ q μ``, and its density vanishes steeply at the lower end ``log(1 - q)``); rounding all of those a
     whole step down put the lower side ``~k h`` low in ε (:func:`_cap` keeps them).
     """
-    lo, hi = _window_indices(law, h, clip, True)
+    _check_loss_error(law, h)
+    lo, hi = _window_indices(law, h, (clip[0] - offset, clip[1] - offset), True)
     n = hi - lo + 1
     check_budget(f"the lattice of one loss law (step h={h:g}, {n:.3g} cells)", memory_bytes=8.0 * 14 * n,
                  seconds=seconds_for(40.0 * n))
-    bnd = (lo - 0.5 + np.arange(n + 1)) * h
+    bnd = (lo - 0.5 + np.arange(n + 1)) * h + offset
     log_p, rel_p = _cell_masses(law, bnd, False)
     log_q, rel_q = _cell_masses(law, bnd, True)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -508,8 +558,9 @@ def _offsets(law: LossLaw, h: float, clip: tuple[float, float]) -> tuple[np.ndar
                - np.log1p(np.minimum(rel_q, 1e300)))
         ell = ell - 4 * _U * (np.abs(ell) + np.abs(log_p) + np.abs(log_q))
     ell = np.minimum(np.where(np.isnan(ell), -np.inf, ell), bnd[1:])
-    ell = np.maximum(ell, bnd[:-1])
-    centre = (lo + np.arange(n)) * h
+    # a computed cell holds a true cell whose losses lie above its lower end less the loss error
+    ell = np.maximum(ell, bnd[:-1] - _pad(law, h, lo, hi))
+    centre = (lo + np.arange(n)) * h + offset
     s_lo, s_hi = (float(v) for v in law.support)
     edge = ((bnd[:-1] <= s_lo) & (s_lo <= bnd[1:])) | ((bnd[:-1] <= s_hi) & (s_hi <= bnd[1:]))
     return bnd, log_p, ell, centre, np.where(edge, _NEG_INF, log_p)
@@ -544,20 +595,25 @@ def _lower_width(law: LossLaw, k: int, h: float, clip: tuple[float, float]) -> f
     return cap * ln / 3.0 + math.sqrt(2.0 * var * ln)
 
 
-def _dominated_law(law: LossLaw, h: float, log_eta: float, clip: tuple[float, float]) -> LossLaw:
-    """The lower side's law: the losses of each cell ``((j - 1/2) h, (j + 1/2) h]`` merged into one outcome
-    (a post-processing, so its pair is dominated by the law's), its loss ``log(p/q)`` rounded down by its
-    error; the upper tail merged at the window's top, the lower tail dropped (a smaller measure). Its
-    losses lie within ``O(h²)`` of the grid, so nearest rounding with the coupling bound costs little."""
+def _dominated_law(law: LossLaw, h: float, log_eta: float, clip: tuple[float, float],
+                   offset: float = 0.0) -> LossLaw:
+    """The lower side's law: the losses of each cell ``(o + (j - 1/2) h, o + (j + 1/2) h]`` (``o`` the
+    ``offset``) merged into one outcome (a post-processing, so its pair is dominated by the law's), its loss
+    ``log(p/q)`` rounded down by its error; the upper tail merged at the window's top, the lower tail
+    dropped (a smaller measure); atoms kept, less the loss error. Its losses lie within ``O(h²)`` of the
+    lattice ``o + hZ`` (atoms too, when the offset and the step align them), so nearest rounding with the
+    coupling bound costs little."""
     assert law.log_sf is not None and law.log_sf_q is not None
-    bnd, log_p, ell, centre, smooth = _offsets(law, h, clip)
+    bnd, log_p, ell, centre, smooth = _offsets(law, h, clip, offset)
     ok = log_p > _NEG_INF
     # a loss farther than the cap from its grid point (a light cell, _cap) is rounded down onto the
     # grid: lower still, and it keeps the coupling's range |D| <= cap small
     far = np.abs(ell - centre) > _cap(smooth, ell - centre, h)
     ell = np.where(far & (ell < centre), centre - h, np.where(far, centre, ell))
-    top = _at(law.log_sf, float(bnd[-1]))    # the upper tail: its loss is above bnd[-1] > hi h
-    atoms = np.asarray(law.losses, dtype=float).ravel()
+    top = _at(law.log_sf, float(bnd[-1]))    # the upper tail: its loss is above bnd[-1] - η > hi h
+    # atoms at their stated loss less the loss error: at or below the truth
+    atoms = np.asarray(law.losses, dtype=float).ravel() - _pad(law, h, *_window_indices(
+        law, h, (clip[0] - offset, clip[1] - offset), True))
     log_pa = np.asarray(law.log_p, dtype=float).ravel()
     return LossLaw(np.concatenate([ell[ok], [centre[-1]], atoms]),
                    np.concatenate([log_p[ok], [top], log_pa]), law.log_p_inf, rtol=_eff_rtol(law, log_eta))
@@ -875,8 +931,13 @@ class _Engine:
             self._eta = _ETAS
         else:
             t, self._eta = np.zeros(1), np.zeros(1)
-        self._tau_up = t - self._bias[0] + tau_fp
-        self._tau_dn = t + self._bias[1] + tau_fp
+        # an upper lattice whose laws dominate only moved up (a loss error, _dominating_grid)
+        shift = sum(k * g.shift for g, k in grids) * (1 + 4 * _U * len(grids))
+        # laws on offset lattices (_moved): the composed loss is the lattice's plus their sum, O
+        self._offset = math.fsum(k * g.offset for g, k in grids)
+        slack = 4 * _U * (len(grids) + 2) * sum(k * abs(g.offset) for g, k in grids)
+        self._tau_up = t - self._bias[0] + tau_fp + shift + self._offset + slack
+        self._tau_dn = t + self._bias[1] + tau_fp - self._offset + slack
         self._log_target = math.log(ALIAS_FRACTION * delta_floor)
         # the untilted window (Chernoff bounds only); the base lattice on it is built when first needed
         self._frame = _window(grids, h, 0.0, None, self._log_target)[:2]
@@ -1034,8 +1095,8 @@ class _Engine:
             return val <= target if upper else val > target
 
         frame_start, frame_n = self._frame
-        top = (frame_start + frame_n) * self.step + float(np.max(self._tau_dn)) + 1.0
-        bottom = min(frame_start * self.step, 0.0) - float(np.max(self._tau_up)) - 1.0
+        top = (frame_start + frame_n) * self.step + float(np.max(self._tau_dn)) + abs(self._offset) + 1.0
+        bottom = min(frame_start * self.step, 0.0) - float(np.max(self._tau_up)) - abs(self._offset) - 1.0
         if upper:
             if not holds(top):
                 return math.inf
@@ -1195,10 +1256,53 @@ def _nice(x: float, up: bool) -> float:
                                                                               if v >= x * (1 - 1e-12))
 
 
+def _moved(law: LossLaw, by: float) -> LossLaw:
+    """A discrete law with every loss moved by ``by`` (its P-masses kept; the engine composes the P-law
+    and adds the moves back, :class:`_Engine`), the float sums' rounding added to its loss error."""
+    if by == 0:
+        return law
+    losses = np.asarray(law.losses, dtype=float) + by
+    err = 2 * _U * float(np.max(np.abs(losses), initial=0.0))
+    return LossLaw(losses, law.log_p, law.log_p_inf, rtol=law.rtol, loss_error=law.loss_error + err)
+
+
+#: Atoms whose gaps are integer multiples of the smallest gap to this relative accuracy are aligned.
+_ALIGN_RTOL = 1e-9
+
+
+def _alignment(laws: Sequence[tuple[LossLaw, int]], h: float, free: bool) -> tuple[float, list[float]]:
+    """The lower step and each law's lattice offset ``o``: the heaviest atom of each law lies on
+    ``o + hZ``; if ``free`` and exactly one law has several atoms whose gaps are integer multiples of the
+    smallest gap ``d``, the step becomes ``d / ceil(d / h)`` so that all of them do (a subsampled Laplace
+    law's two atoms ``log(q e^{±r} + 1 - q)``; the symmetrised pair's three). Atoms off the lattice cost
+    the coupling ``~h √(k log(1/η))`` in ε, on it nothing."""
+    atoms = []
+    for law, _ in laws:
+        keep = np.isfinite(np.asarray(law.log_p, dtype=float))
+        atoms.append((np.asarray(law.losses, dtype=float)[keep], np.asarray(law.log_p, dtype=float)[keep]))
+    several = [i for i, (x, _) in enumerate(atoms) if np.unique(x).size >= 2]
+    if free and len(several) == 1:
+        x = np.unique(atoms[several[0]][0])
+        gaps = x - x[0]
+        d = float(np.min(np.diff(x)))
+        ratio = gaps / d
+        if d > 0 and np.all(np.abs(ratio - np.rint(ratio)) <= _ALIGN_RTOL * np.maximum(ratio, 1.0)):
+            h = d / math.ceil(d / h * (1 - 1e-12))
+    offsets = []
+    for x, lp in atoms:
+        if not x.size:
+            offsets.append(0.0)
+            continue
+        top = float(x[int(np.argmax(lp))])
+        offsets.append(top - h * round(top / h))
+    return h, offsets
+
+
 def _one_sided_steps(laws: Sequence[tuple[LossLaw, int]], clips: list[tuple[float, float] | None],
                      k_round: float, tolerance: float | None, step: float | None,
-                     log_clip: float) -> tuple[float, float]:
-    """Steps of the upper and the lower lattice.
+                     log_clip: float) -> tuple[float, float, list[float]]:
+    """Steps of the upper and the lower lattice, and each law's offset on the lower lattice
+    (:func:`_alignment`).
 
     Both sides err by about ``c k h²`` (``c ≈ 0.15`` for the upper side's connect-the-dots pair, ``0.2``
     for the lower side's merged cells, whose coupling adds ``~OFFSET_CAP h² log(1/η) / 3``). The lower
@@ -1209,7 +1313,7 @@ def _one_sided_steps(laws: Sequence[tuple[LossLaw, int]], clips: list[tuple[floa
     """
     if step is not None:
         h = check_positive(step, "step")
-        return h, h
+        return h, h, _alignment(laws, h, False)[1]
     tol = 2.5e-5 * k_round if tolerance is None else check_positive(tolerance, "tolerance")
     h_dn = _nice(math.sqrt(0.8 * tol / (0.2 * k_round + 8.0 * OFFSET_CAP)), up=False)
     # Narrow or steep laws have merged-cell offsets far above OFFSET_CAP h² (_offsets): measure the
@@ -1238,21 +1342,26 @@ def _one_sided_steps(laws: Sequence[tuple[LossLaw, int]], clips: list[tuple[floa
         # Gaussian with σ = 6 is not, at a step of 5e-4): merging its cells also loses more than the
         # coupling measures (measured: 6.1729 at h = 5e-4 against 6.1870 at 1e-4 for σ = 1, q = 0.01,
         # 10^4 rounds, δ = 1e-5), so the lower side takes the upper step too
-        return h_up, h_up
+        h_dn, offsets = _alignment(laws, h_up, True)
+        return h_up, h_dn, offsets
     h_dn = min(max(h_dn, h_up), 0.5)
-    # discrete laws keep their atoms (nearest rounding, the coupling bound): refine the lower step until
-    # their offsets cost at most 30% of the tolerance, ~2 (M L / 3 + √(2 V L)) with L = log(1e8)
-    atoms = [(np.asarray(law.losses, float), np.exp(np.asarray(law.log_p, float)), k)
-             for (law, k), c in zip(laws, clips, strict=True) if c is None and np.size(law.losses)]
+    # atoms keep their losses (nearest rounding on their law's offset lattice, the coupling bound; a
+    # continuous law's atoms too): refine the lower step until their offsets cost at most 30% of the
+    # tolerance, ~2 (M L / 3 + √(2 V L)) with L = log(1e8)
     ln = math.log(1e8)
-    while atoms and h_dn > h_up:
-        off = [(np.abs(x - np.rint(x / h_dn) * h_dn), p, k) for x, p, k in atoms]
+    while True:
+        h_dn, offsets = _alignment(laws, h_dn, True)
+        off = [(np.abs(x - o - np.rint((x - o) / h_dn) * h_dn), np.exp(np.asarray(law.log_p, float)), k)
+               for (law, k), o in zip(laws, offsets, strict=True)
+               if (x := np.asarray(law.losses, float)).size]
+        if not off or h_dn <= h_up:
+            break
         big = max(float(np.max(d)) for d, _, _ in off)
         var = sum(k * float(np.sum(p * d * d)) for d, p, k in off)
         if 2 * (big * ln / 3 + math.sqrt(2 * var * ln)) <= 0.3 * tol:
             break
         h_dn = max(_nice(h_dn * (1 - 1e-9), up=False), h_up)
-    return h_up, h_dn
+    return h_up, h_dn, offsets
 
 
 def compose(parts: Sequence[tuple[LossLaw, int]], *, tolerance: float | None = None,
@@ -1312,12 +1421,16 @@ def compose(parts: Sequence[tuple[LossLaw, int]], *, tolerance: float | None = N
     if all(law.one_sided for law, _ in laws) and not all(law.is_discrete for law, _ in laws):
         clips = [None if law.is_discrete else (_quantile(law, log_clip, False),
                                                _quantile(law, log_clip, True)) for law, _ in laws]
-        h_up, h_dn = _one_sided_steps(laws, clips, k_round, tolerance, step, log_clip)
+        h_up, h_dn, offsets = _one_sided_steps(laws, clips, k_round, tolerance, step, log_clip)
         pairs = list(zip(laws, clips, strict=True))
         up = [(_discretise(law, h_up, log_clip, sub) if c is None
                else _dominating_grid(law, h_up, log_clip, c), k) for (law, k), c in pairs]
-        down = [(_discretise(law if c is None else _dominated_law(law, h_dn, log_clip, c), h_dn, log_clip,
-                             sub), k) for (law, k), c in pairs]
+        down = []
+        for ((law, k), c), o in zip(pairs, offsets, strict=True):
+            grid = _discretise(_moved(law if c is None else _dominated_law(law, h_dn, log_clip, c, o), -o),
+                               h_dn, log_clip, sub)
+            grid.offset = o
+            down.append((grid, k))
         return LatticeBracket(_Engine(up, h_up, delta_floor),
                               _Engine(down, h_dn, delta_floor, LOWER_TILT_FRACTION), True)
     if step is None:

@@ -170,10 +170,11 @@ def test_shuffling_and_relations_that_do_not_fit_are_refused():
 
 def test_refusals_reach_the_command_line_as_one_line(tmp_path, capsys):
     from lpdp.cli import main
-    from lpdp.mechanisms import LaplaceMechanism
+    from lpdp.mechanisms.tradeoff import TradeoffMechanism
+    from lpdp.tradeoff import gaussian
 
-    with pytest.raises(LpdpError, match="laplace mechanism.*is neither"):
-        lpdp.Accountant().compose(subsampled(LaplaceMechanism(1.0), 0.1), 3).guarantee()
+    with pytest.raises(LpdpError, match="no neighbouring pair to subsample"):
+        lpdp.Accountant().compose(subsampled(TradeoffMechanism(gaussian(1.0)), 0.1), 3).guarantee()
     for scheme, match in (("shuffling", "no tight"), ("without_replacement", "scheme='fixed_size'")):
         w = tmp_path / f"{scheme}.toml"
         w.write_text(f'[[mechanism]]\nkind = "subsampled"\nrate = 0.1\nscheme = "{scheme}"\ntimes = 3\n'

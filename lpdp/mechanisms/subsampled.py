@@ -128,7 +128,26 @@ class _Map:
             tp = np.where(t > 0, t, 1.0)
             log_expm1 = tp + log1mexp(-tp)
             x = log_expm1 + (hi - self.log_q)
-        return np.where(t > 0, x, -np.inf)
+        # g(0) = 0 exactly: the cut at loss 0 is exact (the symmetrised pair splits there)
+        return np.where(c == 0, 0.0, np.where(t > 0, x, -np.inf))
+
+    def cut_error(self, reach: float) -> float:
+        """A bound on ``|g(x̂) - c|`` for ``x̂`` the computed :meth:`inverse` of ``c`` where
+        ``|g^{-1}(c)| <= reach``: ``g`` is 1-Lipschitz, so the inverse's ``8u (|x| + |log q| + 2)`` carries
+        over (rounded up)."""
+        return 8 * _U * (reach + abs(self.log_q) + 2) * (1 + 1e-9)
+
+    def forward_error(self, x: np.ndarray, fx: np.ndarray) -> np.ndarray:
+        """A bound on the error of ``fx``, the computed :meth:`forward` at ``x``: below ``x = 1``,
+        ``y = q expm1(x)`` to ``3u`` relative, then ``log1p``: ``3u |y| / (1 + y) + 2u |g|``, charged
+        ``6u (|g| + |y| / (1 + y))``; above, ``logaddexp(log q + x, log(1 - q))`` moves by at most each
+        argument's error (weights <= 1) plus two roundings of its result: charged twice
+        ``u (|log q| + |x + log q| + |log(1 - q)| + 2 |g|)``."""
+        x = np.asarray(x, dtype=float)
+        y = self.q * np.expm1(np.minimum(x, 1.0))
+        return np.where(x <= 1.0, 6 * _U * (np.abs(fx) + np.abs(y) / (1 + y)),
+                        2 * _U * (abs(self.log_q) + np.abs(x + self.log_q) + abs(self.floor)
+                                  + 2 * np.abs(fx)))
 
 
 def _shifted(fn: Any, g: _Map) -> Any:
@@ -184,7 +203,7 @@ def _symmetrised(removal: LossLaw, log_tie: float) -> LossLaw:
     keep = np.isfinite(log_p)
     losses, log_p = losses[keep], log_p[keep]
     if removal.log_sf is None:
-        return LossLaw(losses, log_p, removal.log_p_inf)
+        return LossLaw(losses, log_p, removal.log_p_inf, loss_error=removal.loss_error)
     assert removal.log_sf_q is not None
     sf, sf_q = removal.log_sf, removal.log_sf_q
     zero_c = np.zeros(1)
@@ -209,7 +228,7 @@ def _symmetrised(removal: LossLaw, log_tie: float) -> LossLaw:
     top = removal.support[1]
     return LossLaw(losses, log_p, removal.log_p_inf, log_sf=log_sf, log_cdf=log_cdf,
                    log_sf_q=_negated(log_cdf), log_cdf_q=_negated(log_sf), support=(-top, top),
-                   rtol=max(removal.rtol, mid), rtol_log=removal.rtol_log)
+                   rtol=max(removal.rtol, mid), rtol_log=removal.rtol_log, loss_error=removal.loss_error)
 
 
 def _check_scheme(scheme: Any, relation: Any) -> tuple[str, str]:
@@ -368,17 +387,11 @@ class SubsampledMechanism(Mechanism):
             log_p = np.append(log_p, math.log1p(-q) + log_q_ninf)
             log_q = np.append(log_q, log_q_ninf)
             log_q_ninf = -math.inf
-        # g is 1-Lipschitz, so the mechanism's loss errors carry over. Its evaluation errs by at most
-        # 3u |y| / (1 + y) + 2u |g| below x = 1 (y = q expm1(x) to 3u relative, then log1p), charged
-        # 6u (|g| + |y| / (1 + y)); above, logaddexp(log q + x, log(1 - q)) moves by at most each argument's
-        # error (weights <= 1) plus two roundings of its result: charged twice u (|log q| + |x + log q| +
-        # |log(1 - q)| + 2 |g|); log(1 - q) alone by u |log(1 - q)|.
+        # g is 1-Lipschitz, so the mechanism's loss errors carry over; its evaluation errs by at most
+        # _Map.forward_error, log(1 - q) alone by u |log(1 - q)|.
         # Each P-mass is its Q-mass times e^loss: its log errs by the loss error and the sum's rounding.
         x = np.asarray(inner.losses, dtype=float)
-        y = q * np.expm1(np.minimum(x, 1.0))
-        fx = loss[:x.size]
-        per_atom = np.where(x <= 1.0, 6 * _U * (np.abs(fx) + np.abs(y) / (1 + y)),
-                            2 * _U * (abs(g.log_q) + np.abs(x + g.log_q) + abs(g.floor) + 2 * np.abs(fx)))
+        per_atom = g.forward_error(x, loss[:x.size])
         eta = max(float(np.max(per_atom, initial=0.0)), 2 * _U * abs(g.floor))
         top = float(np.max(np.abs(x), initial=0.0))
         error = inner.error.absolute(top).widened(
@@ -415,27 +428,61 @@ class SubsampledMechanism(Mechanism):
                 return LossLaw(np.array(r.losses), np.array(r.log_p), r.log_p_inf)
             return LossLaw(-np.array(r.losses[::-1]), np.array(r.log_q[::-1]), r.log_q_ninf)
         family = self.mechanism.loss_family(*self._pair())
-        if family is None or family[0] != "gaussian":
+        if family is None or family[0] not in ("gaussian", "laplace"):
             raise NotApplicableError(f"{self.label}: Poisson subsampling is composed exactly for finite "
-                                     "mechanisms and through the certified engine for Gaussian ones; "
-                                     f"{self.mechanism.label} is neither")
-        mu = float(family[1])
+                                     "mechanisms and through the certified engine for Gaussian and Laplace "
+                                     f"ones; {self.mechanism.label} is none of them")
         inner = self.mechanism.loss_law()
         assert inner.log_sf_q is not None and inner.log_cdf_q is not None and inner.log_cdf is not None
         g = self._map
-        c = mu / 2 + (abs(g.log_q) + 2) / mu
-        rtol_log = 2 * 8 * _U * (4 + c) + inner.rtol_log
-        rtol = 2 * 8 * _U * (2 + 1.5 * c) + inner.rtol + 16 * _U
         sf = _mixed(inner.log_sf, inner.log_sf_q, g)
         cdf = _mixed(inner.log_cdf, inner.log_cdf_q, g)
         sf_q, cdf_q = _shifted(inner.log_sf_q, g), _shifted(inner.log_cdf_q, g)
-        floor = g.floor
+        if family[0] == "gaussian":
+            mu = float(family[1])
+            c = mu / 2 + (abs(g.log_q) + 2) / mu
+            rtol_log = 2 * 8 * _U * (4 + c) + inner.rtol_log
+            rtol = 2 * 8 * _U * (2 + 1.5 * c) + inner.rtol + 16 * _U
+            atoms, log_p, log_q = np.zeros(0), np.zeros(0), np.zeros(0)
+            support, loss_error = (g.floor, math.inf), 0.0
+        else:
+            atoms, log_p, log_q, support, rtol, rtol_log, loss_error = self._laplace_parts(
+                inner, float(family[1]))
         if not reverse:
-            return LossLaw(log_sf=sf, log_cdf=cdf, log_sf_q=sf_q, log_cdf_q=cdf_q, support=(floor, math.inf),
-                           rtol=rtol, rtol_log=rtol_log)
+            return LossLaw(atoms, log_p, log_sf=sf, log_cdf=cdf, log_sf_q=sf_q, log_cdf_q=cdf_q,
+                           support=support, rtol=rtol, rtol_log=rtol_log, loss_error=loss_error)
         # addition pair (Q, P'): its loss is -L' with L' the removal loss; under Q, P(-L' > c) = Q(L' < -c)
-        return LossLaw(log_sf=_negated(cdf_q), log_cdf=_negated(sf_q), log_sf_q=_negated(cdf),
-                       log_cdf_q=_negated(sf), support=(-math.inf, -floor), rtol=rtol, rtol_log=rtol_log)
+        return LossLaw(-atoms, log_q, log_sf=_negated(cdf_q), log_cdf=_negated(sf_q), log_sf_q=_negated(cdf),
+                       log_cdf_q=_negated(sf), support=(-support[1], -support[0]), rtol=rtol,
+                       rtol_log=rtol_log, loss_error=loss_error)
+
+    def _laplace_parts(self, inner: LossLaw, r: float) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                                 tuple[float, float], float, float, float]:
+        """The removal pair of a Laplace loss law (atoms ``±r``, a continuous part between, both tails under
+        P and Q): atoms ``g(±r)`` with P'-masses ``q p + (1 - q) p e^{-a}`` and Q-masses ``p e^{-a}``
+        (``p`` the atom's P-mass), the support ``[g(-r), g(r)]``, and the error model.
+
+        Accuracy. The float positions ``g(±r)`` and the cuts ``g(x̂)`` of the continuous part (``x̂`` the
+        computed ``g^{-1}(c)``) are off by a few ulps; near an atom or an end of the support no relative
+        mass error carries that (the tail there vanishes), so it is the law's ``loss_error``: the largest
+        of :meth:`_Map.cut_error` at ``|x| <= r`` and :meth:`_Map.forward_error` at the atoms. The masses:
+        ``q T_P + (1 - q) T_Q`` at one cut, each tail within ``rtol + rtol_log |log T|`` of the truth, and
+        ``e^{-r} <= T_P / T_Q <= e^r`` (the Laplace loss is at most ``r`` in size), so ``|log T| <=
+        |log(mix)| + r``: ``rtol + r rtol_log`` plus the weights' and the sum's roundings, which also
+        cover the atoms' masses."""
+        g = self._map
+        x = np.asarray(inner.losses, dtype=float)
+        fx = g.forward(x)
+        lp = np.asarray(inner.log_p, dtype=float)
+        log_1q = math.log1p(-g.q)
+        log_q = lp - x                                   # the mechanism's Q-mass of each atom
+        log_p = np.logaddexp(g.log_q + lp, log_1q + log_q)
+        loss_error = max(g.cut_error(r), float(np.max(g.forward_error(x, fx), initial=0.0)))
+        rounding = 8 * _U * (abs(g.log_q) + abs(log_1q) + float(np.max(np.abs(lp) + np.abs(x), initial=0.0))
+                             + 4)
+        rtol = inner.rtol + inner.rtol_log * r + rounding
+        lo, hi = float(np.min(fx)) - 2 * loss_error, float(np.max(fx)) + 2 * loss_error
+        return fx, log_p, log_q, (lo, hi), rtol, inner.rtol_log, loss_error
 
     def _log_tie(self) -> float:
         """``log((1 - q) TV)``, TV the mechanism's total variation ``δ(0)``, rounded up: the mass the
@@ -527,8 +574,10 @@ class SubsampledMechanism(Mechanism):
         return np.minimum(total, 1.0)
 
     def loss_tail(self, c: float, value: Any, other: Any) -> float:
-        """``P(L > c)`` from the loss law of the pair (removal or addition)."""
-        return float(self._tails(self._law_of(value, other), np.array([float(c)]))[0])
+        """``P(L > c)`` from the loss law of the pair (removal or addition); with a loss error η (Laplace:
+        :meth:`loss_law`) the tail at ``c - η``, at least the true one."""
+        law = self._law_of(value, other)
+        return float(self._tails(law, np.array([float(c) - law.loss_error]))[0])
 
     def _table(self, law: LossLaw) -> tuple[np.ndarray, np.ndarray]:
         """The tail on a grid of :data:`TABLE_POINTS` losses from below the law's support to where the
@@ -548,7 +597,7 @@ class SubsampledMechanism(Mechanism):
 
     def loss_quantile(self, a: float, value: Any, other: Any) -> float:
         """``inf{c : P(L > c) <= a}``: for a discrete law the atom itself; else to 1e-12 relative, rounded
-        up, from the bracket of a cached tail table (:meth:`_table`) narrowed by a few vectorised
+        up (and by the law's loss error), from the bracket of a cached tail table (:meth:`_table`) narrowed by a few vectorised
         evaluations, each at the midpoint and around the log-linear interpolate of the tail (every step
         keeps ``P(L > lo) > a >= P(L > hi)``, as bisection does, and at least halves the bracket)."""
         a = check_level(a)
@@ -561,7 +610,12 @@ class SubsampledMechanism(Mechanism):
         if key not in self._quantiles:
             if len(self._quantiles) > 100_000:
                 self._quantiles.clear()
-            self._quantiles[key] = self._quantile(law, a)
+            found = self._quantile(law, a)
+            if law.loss_error and math.isfinite(found):
+                # the computed tail at c is the true one at a cut within η of c: the true quantile is at
+                # most η above the computed one
+                found = math.nextafter(found + law.loss_error * (1 + 4 * _U), math.inf)
+            self._quantiles[key] = found
         return self._quantiles[key]
 
     def _quantile(self, law: LossLaw, a: float) -> float:
