@@ -31,7 +31,7 @@ from lpdp._validate import check_int, check_positive, check_probability
 from lpdp.accountant import Accountant
 from lpdp.errors import ParameterError
 from lpdp.mechanisms import GaussianMechanism, SubsampledMechanism, subsampled
-from lpdp.mechanisms.subsampled import SCHEMES
+from lpdp.mechanisms.subsampled import check_scheme
 
 __all__ = ["dpsgd", "dpsgd_mechanism", "dpsgd_steps"]
 
@@ -71,8 +71,7 @@ def dpsgd_mechanism(noise_multiplier: float, sampling_rate: float | None = None,
     ('replace_one', 2.0)
     """
     sigma = check_positive(noise_multiplier, "noise_multiplier")
-    if scheme not in SCHEMES:
-        raise ParameterError(f"scheme={scheme!r}: DP-SGD's schemes are {', '.join(SCHEMES)}")
+    scheme = check_scheme(scheme)[0]
     rate = _rate(sampling_rate, batch_size, dataset_size, scheme)
     sensitivity = 2.0 if scheme == "fixed_size" else 1.0
     return subsampled(GaussianMechanism(sigma, sensitivity), rate, scheme)

@@ -64,7 +64,9 @@ class MechanismFlag:
 
     ``fields`` are the table's keys in positional order, the first ``required`` of them needed;
     ``named`` lists keys only accepted as ``key=value`` (each with a function that turns it into table
-    keys); ``body`` replaces the positional reader for values of another shape (``--dp``).
+    keys); ``words`` keys only accepted as ``key=value`` whose value is a word, kept as text for the
+    workload kind to check (``--dpsgd scheme=fixed_size``); ``body`` replaces the positional reader for
+    values of another shape (``--dp``).
     """
 
     kind: str
@@ -75,6 +77,7 @@ class MechanismFlag:
     integers: tuple[str, ...] = ()
     named: Mapping[str, Callable[[dict[str, Any], str, str], None]] = field(default_factory=dict)
     body: Callable[[str, str, str], dict[str, Any]] | None = None
+    words: tuple[str, ...] = ()
 
 
 #: flag -> how it reads. The one table every command uses.
@@ -95,8 +98,11 @@ MECHANISM_FLAGS: dict[str, MechanismFlag] = {
                                        "dataset_size", "epochs"), 1,
                              "noise_multiplier=S,sampling_rate=Q,steps=T",
                              "DP-SGD steps: a Gaussian of noise multiplier S on a Poisson sample at rate Q "
-                             "(or batch_size=B,dataset_size=N), T steps (or epochs=E); add/remove neighbours",
-                             integers=("steps", "batch_size", "dataset_size")),
+                             "(or batch_size=B,dataset_size=N), T steps (or epochs=E); add/remove "
+                             "neighbours. scheme=fixed_size,batch_size=B,dataset_size=N: batches of B "
+                             "drawn without replacement, replace-one neighbours",
+                             integers=("steps", "batch_size", "dataset_size"),
+                             words=("scheme",)),
 }
 
 #: Old spellings of flags (deprecated, kept working): alias -> flag. Filled by :func:`add_mechanism_flags`.
@@ -134,6 +140,10 @@ def parse_flag(flag: str, spec: str) -> dict[str, Any]:
     {'kind': 'gaussian', 'sigma': 1.1, 'sensitivity': 0.5}
     >>> parse_flag("--rr", "4,0.7x20")
     {'kind': 'randomized_response', 'categories': 4, 'epsilon': 0.7, 'times': 20}
+    >>> parse_flag("--dpsgd", "noise_multiplier=1,scheme=fixed_size,batch_size=256,dataset_size=60000,"
+    ...                       "epochs=1")
+    {'kind': 'dpsgd', 'noise_multiplier': 1.0, 'batch_size': 256, 'dataset_size': 60000, 'epochs': 1.0,
+     'scheme': 'fixed_size'}
     """
     spec_ = MECHANISM_FLAGS[ALIAS_OF.get(flag, flag)]
     entry: dict[str, Any] = {"kind": spec_.kind}
@@ -148,8 +158,8 @@ def parse_flag(flag: str, spec: str) -> dict[str, Any]:
         for part in body.split(","):
             key, eq, text = part.partition("=")
             key = key.strip()
-            if not eq or key not in (*spec_.fields, *spec_.named, "times"):
-                allowed = ", ".join((*spec_.fields, *spec_.named, "times"))
+            if not eq or key not in (*spec_.fields, *spec_.named, *spec_.words, "times"):
+                allowed = ", ".join((*spec_.fields, *spec_.named, *spec_.words, "times"))
                 raise ParameterError(f"{flag} {spec!r}: {part!r} must be KEY=VALUE with KEY one of {allowed} "
                                      "(do not mix named and positional values)")
             if key in values:
@@ -159,6 +169,9 @@ def parse_flag(flag: str, spec: str) -> dict[str, Any]:
                     raise ParameterError(f"{flag} {spec!r}: times given twice")
                 times = text
                 continue
+            if key in spec_.words:
+                values[key] = text.strip()
+                continue
             values[key] = number(text, flag, spec)
         for key, into in spec_.named.items():
             if key in values:
@@ -166,7 +179,7 @@ def parse_flag(flag: str, spec: str) -> dict[str, Any]:
         missing = [k for k in spec_.fields[:spec_.required] if k not in values]
         if missing:
             raise ParameterError(f"{flag} {spec!r}: missing {', '.join(missing)}")
-        entry.update((k, values[k]) for k in spec_.fields if k in values)
+        entry.update((k, values[k]) for k in (*spec_.fields, *spec_.words) if k in values)
     else:
         parts = body.split(",")
         if not spec_.required <= len(parts) <= len(spec_.fields):

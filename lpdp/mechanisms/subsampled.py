@@ -57,7 +57,7 @@ from lpdp.mechanisms.base import Mechanism, check_level
 from lpdp.pld import LossLaw
 from lpdp.region import PrivacyRegion
 
-__all__ = ["SubsampledMechanism", "subsampled", "SCHEMES", "RELATIONS"]
+__all__ = ["SubsampledMechanism", "subsampled", "check_scheme", "SCHEMES", "RELATIONS"]
 
 _U = float(np.finfo(float).eps) / 2.0
 #: Sampling schemes (``poisson``: each record independently with probability ``rate``; ``fixed_size``:
@@ -231,7 +231,15 @@ def _symmetrised(removal: LossLaw, log_tie: float) -> LossLaw:
                    rtol=max(removal.rtol, mid), rtol_log=removal.rtol_log, loss_error=removal.loss_error)
 
 
-def _check_scheme(scheme: Any, relation: Any) -> tuple[str, str]:
+def check_scheme(scheme: Any, relation: Any = None) -> tuple[str, str]:
+    """``(scheme, relation)`` checked: a scheme of :data:`SCHEMES` (shuffling is refused with the reason)
+    and the relation that fits it (the default).
+
+    Examples
+    --------
+    >>> check_scheme("fixed_size")
+    ('fixed_size', 'replace_one')
+    """
     if not isinstance(scheme, str) or scheme not in SCHEMES:
         why = _REFUSED.get(scheme) if isinstance(scheme, str) else None
         raise ParameterError(f"scheme={scheme!r}: " + (f"{why}; " if why else "")
@@ -291,7 +299,7 @@ class SubsampledMechanism(Mechanism):
         if not isinstance(mechanism, Mechanism):
             raise ParameterError(f"mechanism={mechanism!r}: must be an lpdp.mechanisms.Mechanism")
         q = check_probability(rate, "rate", open_left=True)
-        scheme, relation = _check_scheme(scheme, relation)
+        scheme, relation = check_scheme(scheme, relation)
         if mechanism.relation is not None:
             raise ParameterError(f"mechanism={mechanism.label}: is already subsampled; subsample the "
                                  "mechanism once, at the product of the rates")
@@ -597,9 +605,10 @@ class SubsampledMechanism(Mechanism):
 
     def loss_quantile(self, a: float, value: Any, other: Any) -> float:
         """``inf{c : P(L > c) <= a}``: for a discrete law the atom itself; else to 1e-12 relative, rounded
-        up (and by the law's loss error), from the bracket of a cached tail table (:meth:`_table`) narrowed by a few vectorised
-        evaluations, each at the midpoint and around the log-linear interpolate of the tail (every step
-        keeps ``P(L > lo) > a >= P(L > hi)``, as bisection does, and at least halves the bracket)."""
+        up (and by the law's loss error), from the bracket of a cached tail table (:meth:`_table`) narrowed
+        by a few vectorised evaluations, each at the midpoint and around the log-linear interpolate of the
+        tail (every step keeps ``P(L > lo) > a >= P(L > hi)``, as bisection does, and at least halves the
+        bracket)."""
         a = check_level(a)
         if a >= 1.0:
             return -math.inf
