@@ -97,6 +97,16 @@ def test_summary_plot_and_export(capsys, tmp_path):
     assert "lpdp_version" in json.loads(js.read_text())
 
 
+def test_several_dp_are_one_mechanism_with_a_note(capsys):
+    """``--dp A --dp B`` (the older spelling) is the one mechanism ``--dp A/B`` of every command."""
+    assert main(["compose", "--dp", "0.3,0", "--dp", "0.15,0.02", "-k", "5", "--at", "1", "--json"]) == 0
+    old = capsys.readouterr()
+    assert "several --dp: read as one mechanism meeting them all, --dp 0.3,0/0.15,0.02" in old.err
+    assert main(["compose", "--dp", "0.3,0/0.15,0.02", "-k", "5", "--at", "1", "--json"]) == 0
+    new = capsys.readouterr()
+    assert new.err == "" and json.loads(new.out)["delta_at"] == json.loads(old.out)["delta_at"]
+
+
 @pytest.mark.parametrize("argv,match", [
     (["--dp", "0.3,1", "-k", "3"], r"delta=1\.0: must be in \[0, 1\)"),
     (["--dp", "0.3,0", "-k", "2.5"], r"-k=2\.5: must be an integer >= 1"),
@@ -105,7 +115,7 @@ def test_summary_plot_and_export(capsys, tmp_path):
     (["--pure", "0.3x-1"], r"count=-1: must be an integer >= 0"),
     (["--pure", "0.3"], r"expected EPSxCOUNT"),
     (["--pure=-0.3x2"], r"must be finite and >= 0"),
-    (["--dp", "0.3,0", "--dp", "0.1,0.1", "--dp", "0.2,0.01", "-k", "2", "--method", "remark1"],
+    (["--dp", "0.3,0/0.1,0.1/0.2,0.01", "-k", "2", "--method", "remark1"],
      r"--method remark1: only used with exactly two --dp constraints"),
     (["--dp", "0.3,0"], r"-k: the number of compositions is required"),
     (["--dp", "0.3,0", "-k", "3", "--method", "remark2"], r"only used with exactly two --dp"),

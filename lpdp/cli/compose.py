@@ -21,6 +21,7 @@ from typing import Any
 
 from lpdp._validate import check_delta, check_int
 from lpdp.cli._common import Result, add_output_options, emit, parse_pair, region_summary, regions_plot
+from lpdp.cli.flags import warn
 from lpdp.display import format_upper
 from lpdp.errors import ParameterError
 from lpdp.region import PrivacyRegion
@@ -56,8 +57,13 @@ def _parse_pure(texts: list[str]) -> dict[float, int]:
 
 
 def _constraints(texts: list[str]) -> list[tuple[float, float]]:
+    """The constraints of the one mechanism composed: ``--dp EPS,DELTA[/EPS,DELTA...]`` as in every command
+    (:mod:`lpdp.cli.flags`); several ``--dp`` (the older spelling) are read as one, with a note."""
+    if len(texts) > 1:
+        warn(f"several --dp: read as one mechanism meeting them all, --dp {'/'.join(texts)} (write it so; in "
+             "lpdp account several --dp are several mechanisms)")
     pairs = []
-    for text in texts:
+    for text in (part for t in texts for part in t.split("/")):
         e, d = parse_pair(text, "--dp")
         check_delta(d, f"--dp {text!r} delta", allow_one=False)
         pairs.append((e, d))
@@ -172,8 +178,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "two at once (Theorems 2-3, with Remarks 1-2 for comparison) or more (the n-constraint "
                     "lattice), or "
                     "heterogeneous composition of pure mechanisms (--pure, Theorem 1).")
-    p.add_argument("--dp", action="append", metavar="EPS,DELTA", help="a constraint every mechanism meets "
-                   "(repeatable: all hold at once)")
+    p.add_argument("--dp", action="append", metavar="EPS,DELTA[/EPS,DELTA...]",
+                   help="the composed mechanism meets every listed (eps, delta) at once (as --dp in every "
+                        "command; several --dp are read as one, with a note)")
     p.add_argument("-k", "--times", dest="k", metavar="K", action="append",
                    help="number of mechanisms composed, the count (--times, as in the library's "
                         "times=; once: every mechanism meets all --dp; to compose different mechanisms "
