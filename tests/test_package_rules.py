@@ -269,3 +269,34 @@ def test_the_allow_list_only_names_imports_that_exist():
                     [names[0]] if isinstance(node, ast.ImportFrom) else names)
     stale = {f: mods - present.get(f, set()) for f, mods in FUNCTION_IMPORTS_LEFT.items()}
     assert not {f: m for f, m in stale.items() if m}
+
+
+# ------------------------------------------------------------------ one router (issue: no bypasses)
+#: The composition engines: only the router (lpdp.accountant) and the engines themselves call them; fdp,
+#: the scenarios, ``lpdp compose`` and the filters' classical baselines compose through lpdp.Accountant.
+ENGINES = {"lpdp.compose": {"double_dp", "homogeneous", "heterogeneous", "multi", "kairouz"},
+           "lpdp.compose.double": {"double_dp"}, "lpdp.compose.kairouz": {"homogeneous"},
+           "lpdp.compose.heterogeneous": {"heterogeneous"}, "lpdp.compose.multi": {"multi", "compose_regions",
+                                                                                  "directed_product"},
+           "lpdp.compose.multinomial": {"power"}, "lpdp.pld": {"compose"}}
+ROUTER = ("accountant.py", "compose/", "pld.py")
+
+
+def _engine_calls(tree: ast.Module, module: str) -> list[str]:
+    """Engine functions imported by name (lpdp's modules import names, never ``import lpdp.x``)."""
+    return [f"{names[0]}.{a.name}" for node, names, _inner in _imports(tree, module)
+            if isinstance(node, ast.ImportFrom) for a in node.names if a.name in ENGINES.get(names[0], ())]
+
+
+def test_only_the_router_calls_the_composition_engines():
+    found = [f"{_rel(path)}: {hit}" for path, tree in _modules(skip=ROUTER)
+             for hit in _engine_calls(tree, _module_name(path))]
+    assert not found, "compose through lpdp.Accountant (the one router):\n" + "\n".join(found)
+    plain = [f"{_rel(path)}:{node.lineno}" for path, tree in _modules(skip=()) for node in ast.walk(tree)
+             if isinstance(node, ast.Import) and any(a.name.startswith("lpdp") for a in node.names)]
+    assert not plain, f"import names (from lpdp.x import y), which this scan reads: {plain}"
+
+
+def test_the_engine_scan_can_fail():
+    tree = ast.parse("from lpdp.compose import double_dp, max_k_within\nfrom lpdp.pld import compose as c\n")
+    assert _engine_calls(tree, "lpdp.x") == ["lpdp.compose.double_dp", "lpdp.pld.compose"]
