@@ -113,7 +113,7 @@ def cycle_filter(name: str, steps: Sequence[Step], epsilon: float, delta: float,
     """The registered filter ``name`` tuned for a declared cycle (what :func:`sequence_comparison`
     runs; ``lpdp filter --filter NAME`` on a cyclic workload).
 
-    * ``realisation``: ``(δ̃, θ)`` from :func:`lpdp.filters.adaptive.sequence_parameters` (``model``),
+    * ``realisation``: ``(δ̃, θ)`` from :func:`lpdp.filters.params.sequence_parameters` (``model``),
       or ``parameters`` when given;
     * ``union``: as it is (its level ``δ/N`` needs no tuning);
     * ``combined``: :func:`lpdp.filters.combined.combined_for_cycle`;
@@ -191,12 +191,13 @@ def sequence_comparison(steps: Sequence[Step], epsilon: float, delta: float, max
     """Survival curves of every registered filter on a declared cycle of steps.
 
     * the realisation-level filter with the ``(δ̃, θ)`` of
-      :func:`lpdp.filters.adaptive.sequence_parameters` for the cycle (``model``: the cycle itself or
+      :func:`lpdp.filters.params.sequence_parameters` for the cycle (``model``: the cycle itself or
       the i.i.d. model fitted to it);
     * the union-bound filter as it is (its level ``δ/N`` needs no tuning);
     * the realisation-level + Rényi filter of :func:`lpdp.filters.combined.combined_for_cycle`;
     * each mechanism-level filter tuned for the cycle by :func:`lpdp.filters.cycle_baselines`, charged
-      each round's own cost (a filter registered elsewhere: built for the cycle's most frequent step);
+      each round's own cost (a filter registered without a cycle builder gets a note, never a tuning for
+      one step of the cycle);
     * ``classical``: the largest k whose first k rounds, composed by :class:`lpdp.Accountant` (upper
       side), meet (ε, δ) (a reference, not a filter).
 
