@@ -45,7 +45,7 @@ import numpy as np
 from lpdp._limits import check_budget, seconds_for
 from lpdp._numerics import log1mexp, logsumexp
 from lpdp._search import bisect
-from lpdp._validate import check_delta, check_int, check_positive
+from lpdp._validate import check_delta, check_int, check_positive, each_value
 from lpdp.errors import ParameterError
 
 __all__ = ["LossLaw", "LatticeBracket", "BracketSide", "compose", "mixture", "DEFAULT_RTOL"]
@@ -1204,8 +1204,10 @@ class BracketSide:
         out = np.array([self.bracket._refined(float(e), self.is_upper) for e in eps.ravel()])
         return float(out[0]) if eps.ndim == 0 else out.reshape(eps.shape)
 
+    @each_value
     def epsilon(self, delta: float) -> float:
-        """The certified ε at ``delta`` on this side (see :meth:`LatticeBracket.epsilon`)."""
+        """The certified ε at ``delta`` on this side (see :meth:`LatticeBracket.epsilon`); an array of
+        deltas gives an array of its shape."""
         return self.bracket._epsilon_side(check_delta(float(delta), "delta"), self.is_upper)
 
 

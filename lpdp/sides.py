@@ -49,7 +49,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from lpdp._search import bisect
-from lpdp._validate import check_int, check_positive
+from lpdp._validate import check_int, check_positive, each_value
 from lpdp.errors import ParameterError
 from lpdp.region import PrivacyRegion
 from lpdp.tradeoff import TradeoffFunction
@@ -86,6 +86,7 @@ class Larger:
     def delta(self, epsilon: float | np.ndarray) -> float | np.ndarray:
         return np.maximum(self.first.delta(epsilon), self.second.delta(epsilon))
 
+    @each_value
     def epsilon(self, delta: float) -> float:
         return max(float(self.first.epsilon(delta)), float(self.second.epsilon(delta)))
 

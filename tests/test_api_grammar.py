@@ -21,6 +21,7 @@ import pytest
 import lpdp
 from lpdp import Accountant, PrivacyRegion
 from lpdp.mechanisms import GaussianMechanism, LaplaceMechanism, pure
+from lpdp.sides import Larger
 from lpdp.tradeoff import gaussian
 
 #: Parameter names that never appear in a public signature.
@@ -122,7 +123,13 @@ def _objects() -> list[tuple[str, Any, bool]]:
             ("Guarantee (Gaussian closed form)", Accountant().compose(GaussianMechanism(2.0), 4).guarantee(),
              True),
             ("Guarantee (bracket)", acc.guarantee(), True),
-            ("Guarantee (certified engine)", certified.guarantee(), True)]
+            ("Guarantee (certified engine)", certified.guarantee(), True),
+            ("LowerSide", PrivacyRegion.from_dp(1.0, 0.1).lower, False),
+            ("Larger (both orders)", Larger(PrivacyRegion.from_dp(1.0, 0.1), PrivacyRegion.from_dp(0.5, 0.2)),
+             False),
+            ("BracketSide upper", certified.guarantee().upper, False),
+            ("BracketSide lower", certified.guarantee().lower, False),
+            ("GaussianLower", Accountant().compose(GaussianMechanism(2.0), 4).guarantee().lower, False)]
 
 
 @pytest.mark.parametrize("name, obj, pair", _objects(), ids=lambda x: x if isinstance(x, str) else "")
