@@ -66,6 +66,15 @@ def test_no_type_checks_on_concrete_mechanisms_outside_their_package():
     assert not found, "ask the mechanism for a face (a declared capability) instead:\n" + "\n".join(found)
 
 
+def test_the_base_class_docstring_states_every_face():
+    """Each public method and property of :class:`Mechanism` (a face or a declared capability) is named in
+    its docstring, which is the protocol a new mechanism reads."""
+    doc = Mechanism.__doc__ or ""
+    faces = [n for n in vars(Mechanism) if not n.startswith("_")]
+    assert len(faces) > 20
+    assert not [n for n in faces if f"`{n}`" not in doc], "name it in the Mechanism docstring"
+
+
 def test_the_scan_can_fail():
     tree = ast.parse("isinstance(m, (GaussianMechanism, int))\nisinstance(m, mech.FiniteMechanism | X)\n"
                      "type(m) in {LaplaceMechanism: 1}\ntype(m) is int\n")

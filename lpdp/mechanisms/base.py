@@ -73,7 +73,8 @@ class Mechanism(ABC):
       composed by Kairouz, Theorem 1, the double-DP and n-constraint lattices);
     * :attr:`relation` and :attr:`scheme`: the neighbouring relation and sampling scheme a subsampled
       mechanism's pair is stated for (``None`` for the others); :meth:`attained`: the mechanism whose
-      pairs are attained, when the mechanism's own pair is a bound only (the lower side's source).
+      pairs are attained, when the mechanism's own pair is a bound only (the lower side's source), and
+      :attr:`attained_by_rounding`: whether the two differ by the rounding of a parameter only.
 
     **Filter face** (:mod:`lpdp.filters`), for inputs ``value, other`` of a neighbouring pair:
     :meth:`sample`, :meth:`log_density`, :meth:`loss_tail`, :meth:`loss_quantile` (required),
