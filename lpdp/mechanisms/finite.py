@@ -358,10 +358,6 @@ class RandomizedResponse(FiniteMechanism):
         """Its parameters (the table is rebuilt from them, in log space)."""
         return {"kind": "randomized_response", "categories": self.categories, "epsilon": self.epsilon}
 
-    @property
-    def label(self) -> str:
-        return f"a finite mechanism ({self.categories} inputs, {self.categories} outputs)"
-
     def __hash__(self) -> int:
         return hash(("randomized_response", self.categories, self.epsilon))
 
