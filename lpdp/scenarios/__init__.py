@@ -1,8 +1,8 @@
 """Scenario files: validated TOML descriptions of a computation, run into JSON + PNG + a summary.
 
 Every file has the common keys of :data:`COMMON` and a ``kind`` that selects the schema of the rest.
-Kinds are registered by the modules named in :data:`_KIND_MODULES`; ``lpdp run --schema`` prints every
-schema. Errors name the file, the key and the problem.
+Kinds are registered by the modules named in :data:`lpdp.scenarios.kinds.KIND_MODULES`; ``lpdp run
+--schema`` prints every schema. Errors name the file, the key and the problem.
 
 A ``[sweep]`` table runs the scenario once per cell of a grid (:mod:`lpdp.scenarios.sweep`); cells (and
 the chunks of long kinds) are tasks for :mod:`lpdp.parallel`, in this process or on a Dask cluster.
@@ -10,169 +10,29 @@ the chunks of long kinds) are tasks for :mod:`lpdp.parallel`, in this process or
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from lpdp._validate import check_int
 from lpdp.errors import ScenarioError
-from lpdp.scenarios._schema import Field, check_scheduler, describe_schema, validate
-
-__all__ = ["Field", "ScenarioKind", "ScenarioOutput", "Split", "SweepPlot", "register", "load", "run_file",
-           "KINDS", "bundled", "catalogue", "resolve", "copy_bundled"]
-
-#: Keys every scenario file has, whatever its kind.
-COMMON: dict[str, Field] = {
-    "kind": Field("str", "what to compute; one of the registered kinds", required=True),
-    "title": Field("str", "a title for the figure and the summary", required=True),
-    "description": Field("str", "free text, copied into the JSON", default=""),
-    "default": Field("bool", "run by `lpdp run` without arguments", default=True),
-    "scheduler": Field("str", "where cells run: 'serial', 'local' (a Dask cluster on this machine) or "
-                       "tcp://HOST:PORT; empty: $LPDP_SCHEDULER, else automatic (--scheduler wins)",
-                       default="", check=check_scheduler),
-    "workers": Field("int", "worker processes of the 'local' scheduler (0: one per CPU)", default=0,
-                     check=lambda v: check_int(v, "workers", minimum=0)),
-}
-
-#: The optional ``[sweep]`` table (documented here; validated by :mod:`lpdp.scenarios.sweep`).
-SWEEP_DOC = ("[sweep] (table, optional): each key names a parameter of the kind and gives a list of "
-             "values; the scenario runs once per cell of their Cartesian product (in table order, the "
-             "last key fastest). zip = [[\"a\", \"b\"]] pairs equal-length lists instead. A kind with a "
-             "'seed' that is not swept gets one seed per cell, derived from it by "
-             "numpy.random.SeedSequence.spawn.")
-
-
-@dataclass
-class ScenarioOutput:
-    """What a scenario produced: JSON payload, summary lines, and an optional figure callback.
-
-    ``payload`` (the JSON's ``result``) depends only on the parameters: the same file gives the same
-    result on any machine, any day. Wall-clock times go in ``timings`` (the JSON's ``execution``).
-    """
-
-    payload: dict[str, Any]
-    summary: list[str]
-    plot: Callable[[Any], None] | None = None
-    figsize: tuple[float, float] = (6.0, 6.0)
-    extra_files: dict[str, str] = field(default_factory=dict)
-    timings: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Split:
-    """A long scenario cut into independent chunks (tasks), e.g. batches of Monte Carlo trajectories.
-
-    ``chunks(params)`` is the number of chunks (a function of the parameters only, never of the
-    workers); ``run(params, j, seed)`` computes chunk ``j`` with ``seed``, the ``j``-th child of
-    ``numpy.random.SeedSequence(params["seed"])``; ``combine(params, parts)`` makes the output from
-    the chunk results in chunk order.
-    """
-
-    chunks: Callable[[dict[str, Any]], int]
-    run: Callable[[dict[str, Any], int, Any], Any]
-    combine: Callable[[dict[str, Any], list[Any]], ScenarioOutput]
-
-
-@dataclass(frozen=True)
-class SweepPlot:
-    """The summary figure of a sweep of this kind: result ``y`` against the swept parameter ``x``.
-
-    ``y`` names a number of the cell result, or a table of numbers (one line per entry, with
-    ``labels``/``styles`` by entry name); one panel per combination of the other swept parameters.
-    """
-
-    x: str
-    y: str
-    ylabel: str
-    labels: Mapping[str, str] = field(default_factory=dict)
-    styles: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    logy: bool = False
-
-
-@dataclass(frozen=True)
-class ScenarioKind:
-    """A registered scenario kind: its schema (beyond :data:`COMMON`) and the function that runs it.
-
-    ``split`` makes its runs chunked tasks (then ``run`` is ``None``); ``sweep_plot`` draws the summary
-    figure of its sweeps.
-    """
-
-    name: str
-    doc: str
-    schema: Mapping[str, Field]
-    run: Callable[[dict[str, Any]], ScenarioOutput] | None
-    split: Split | None = None
-    sweep_plot: SweepPlot | None = None
-
-
-KINDS: dict[str, ScenarioKind] = {}
-
-#: Largest scenario file read (a scenario is a few lines; this bounds the time and memory of parsing).
-MAX_SCENARIO_BYTES = 1_000_000
-
-# One line per module that registers scenario kinds.
-_KIND_MODULES = (
-    "lpdp.scenarios.regions",
-    "lpdp.scenarios.filters",
-    "lpdp.scenarios.composition",
-    "lpdp.scenarios.fdp",
-    "lpdp.scenarios.audit",
-    "lpdp.scenarios.account",
+from lpdp.scenarios._schema import Field
+from lpdp.scenarios.kinds import (
+    COMMON,
+    KINDS,
+    ScenarioKind,
+    ScenarioOutput,
+    Split,
+    SweepPlot,
+    load_kinds,
+    read_scenario,
+    register,
+    schema_text,
 )
+from lpdp.scenarios.sweep import load, run_scenario
 
-
-def register(kind: ScenarioKind) -> ScenarioKind:
-    """Add a scenario kind to the registry (called at import by the kind modules)."""
-    KINDS[kind.name] = kind
-    return kind
-
-
-def load_kinds() -> None:
-    for name in _KIND_MODULES:
-        importlib.import_module(name)
-
-
-def _read_toml(path: Path) -> dict[str, Any]:
-    """The TOML document in ``path``; every failure is a :class:`ScenarioError` naming the file."""
-    from lpdp._validate import read_document
-
-    return read_document(path, what="scenario file", fmt="toml", max_bytes=MAX_SCENARIO_BYTES)
-
-
-def load(path: str | Path) -> tuple[ScenarioKind, dict[str, Any]]:
-    """Read and validate one scenario file; returns its kind and the validated parameters.
-
-    With a ``[sweep]`` table, every cell is validated and ``params["sweep"]`` is the
-    :class:`~lpdp.scenarios.sweep.Sweep` (the other parameters are those of the first cell);
-    otherwise ``params["sweep"]`` is ``None``.
-    """
-    from lpdp.scenarios.sweep import build_sweep
-
-    load_kinds()
-    path = Path(path)
-    source = str(path)
-    data = _read_toml(path)
-    kind_name = data.get("kind")
-    if not isinstance(kind_name, str) or kind_name not in KINDS:
-        raise ScenarioError(f"{source}: key 'kind' = {kind_name!r} must be one of {sorted(KINDS)}")
-    kind = KINDS[kind_name]
-    grid = data.pop("sweep", None)
-    schema = {**COMMON, **kind.schema}
-    if grid is None:
-        return kind, {**validate(data, schema, source=source), "sweep": None}
-    sweep = build_sweep(grid, data, schema, source=source)
-    return kind, {**sweep.cells[0], "sweep": sweep}
-
-
-def schema_text() -> str:
-    """Documentation of every registered scenario kind."""
-    load_kinds()
-    lines = ["Common keys:", *describe_schema(COMMON, "  "), f"  {SWEEP_DOC}"]
-    for kind in KINDS.values():
-        lines += ["", f"kind = {kind.name!r}: {kind.doc}", *describe_schema(kind.schema, "  ")]
-    return "\n".join(lines)
+__all__ = ["COMMON", "Field", "KINDS", "ScenarioKind", "ScenarioOutput", "Split", "SweepPlot", "bundled",
+           "catalogue", "copy_bundled", "default_files", "load", "load_kinds", "register", "resolve",
+           "run_file", "run_many", "schema_text", "shipped_root"]
 
 
 def run_file(path: str | Path, out_dir: str | Path, *, scheduler: str | None = None,
@@ -232,7 +92,7 @@ def catalogue() -> list[tuple[str, str, bool]]:
     """``(name, title, default)`` of every bundled scenario, sorted by name (``lpdp run --list``)."""
     out = []
     for name, path in bundled().items():
-        data = _read_toml(path)
+        data = read_scenario(path)
         out.append((name, str(data.get("title", "")), data.get("default", True) is not False))
     return out
 
@@ -289,7 +149,7 @@ def default_files(root: str | Path = "scenarios") -> list[Path]:
     """Scenario files in ``root`` whose ``default`` key is not false, sorted by name."""
     files = []
     for p in sorted(Path(root).glob("*.toml")):
-        data = _read_toml(p)
+        data = read_scenario(p)
         if data.get("default", True) is not False:
             files.append(p)
     return files
@@ -304,7 +164,6 @@ def run_many(paths: Sequence[str | Path], out_dir: str | Path, **options: Any) -
     """
     from lpdp.export import Manifest
     from lpdp.parallel import resolve_scheduler
-    from lpdp.scenarios.sweep import run_scenario
 
     stems: dict[str, str] = {}
     for p in paths:

@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from lpdp._validate import check_delta, check_epsilon
-from lpdp.scenarios import Field, ScenarioKind, ScenarioOutput, register
+from lpdp.scenarios._schema import Field
+from lpdp.scenarios.kinds import ScenarioKind, ScenarioOutput, register
 
 
 def _entries(value: list[dict[str, Any]]) -> list[dict[str, Any]]:

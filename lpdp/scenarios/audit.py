@@ -8,7 +8,8 @@ from typing import Any
 
 from lpdp._validate import check_delta, check_epsilon, check_int, check_probability
 from lpdp.errors import ParameterError
-from lpdp.scenarios import Field, ScenarioKind, ScenarioOutput, Split, register
+from lpdp.scenarios._schema import Field
+from lpdp.scenarios.kinds import ScenarioKind, ScenarioOutput, Split, register
 
 #: At most this many chunks (tasks) per audit: raise ``chunk`` for more trajectories.
 MAX_CHUNKS = 100_000

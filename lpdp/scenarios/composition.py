@@ -16,7 +16,8 @@ import numpy as np
 
 from lpdp._validate import check_delta, check_epsilon, check_int
 from lpdp.errors import ParameterError
-from lpdp.scenarios import Field, ScenarioKind, ScenarioOutput, SweepPlot, register
+from lpdp.scenarios._schema import Field
+from lpdp.scenarios.kinds import ScenarioKind, ScenarioOutput, SweepPlot, register
 
 #: Region labels in plots and JSON: the exact answer, then the baselines.
 LABELS = {"lattice": "exact (Theorems 2-3)", "remark1": "Remark 1", "remark2": "Remark 2"}

@@ -15,7 +15,8 @@ from typing import Any
 from lpdp._validate import check_epsilon, check_int, check_positive, check_probability
 from lpdp.display import format_lower, format_upper
 from lpdp.errors import ParameterError
-from lpdp.scenarios import Field, ScenarioKind, ScenarioOutput, register
+from lpdp.scenarios._schema import Field
+from lpdp.scenarios.kinds import ScenarioKind, ScenarioOutput, register
 
 _STYLES = {"from below": {"color": "tab:red", "ls": "--"}, "from above": {"color": "tab:blue", "ls": "-."},
            "exact": {"color": "k", "lw": 2.0}}

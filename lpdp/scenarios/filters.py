@@ -18,7 +18,8 @@ import numpy as np
 
 from lpdp._validate import check_delta, check_epsilon, check_int, check_positive, check_probability
 from lpdp.errors import ParameterError
-from lpdp.scenarios import Field, ScenarioKind, ScenarioOutput, SweepPlot, register
+from lpdp.scenarios._schema import Field
+from lpdp.scenarios.kinds import ScenarioKind, ScenarioOutput, SweepPlot, register
 
 
 def _categories(value: list[str]) -> list[str]:

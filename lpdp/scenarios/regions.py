@@ -6,7 +6,8 @@ from typing import Any
 
 from lpdp._validate import check_delta, check_epsilon, check_weights
 from lpdp.display import format_upper
-from lpdp.scenarios import Field, ScenarioKind, ScenarioOutput, register
+from lpdp.scenarios._schema import Field
+from lpdp.scenarios.kinds import ScenarioKind, ScenarioOutput, register
 
 
 def _pairs(value: list[list[float]]) -> list[tuple[float, float]]:

@@ -36,8 +36,10 @@ import numpy as np
 
 from lpdp._version import __version__
 from lpdp.errors import ClusterError, ParameterError, ScenarioError
+from lpdp.scenarios._schema import validate
+from lpdp.scenarios.kinds import COMMON, KINDS, ScenarioKind, ScenarioOutput, load_kinds, read_scenario
 
-__all__ = ["Sweep", "build_sweep", "cell_seed", "run_scenario", "scalar_columns"]
+__all__ = ["Sweep", "build_sweep", "cell_seed", "load", "run_scenario", "scalar_columns"]
 
 #: Memory held per cell (its validated parameters, its result, its CSV row), high side, for the budget.
 BYTES_PER_CELL = 20_000
@@ -85,7 +87,6 @@ def _groups(grid: Mapping[str, Any], schema: Mapping[str, Any], source: str) -> 
     keys = [k for k in grid if k != "zip"]
     if not keys:
         raise ScenarioError(f"{source}: [sweep] lists no parameter")
-    from lpdp.scenarios import COMMON
 
     for k in keys:
         if k not in schema or k in COMMON:
@@ -119,7 +120,6 @@ def _groups(grid: Mapping[str, Any], schema: Mapping[str, Any], source: str) -> 
 
 def build_sweep(grid: Any, data: Mapping[str, Any], schema: Mapping[str, Any], *, source: str) -> Sweep:
     """Expand and validate a ``[sweep]`` table against ``schema`` (errors name the file and the cell)."""
-    from lpdp.scenarios._schema import validate
 
     if not isinstance(grid, dict):
         raise ScenarioError(f"{source}: key 'sweep' must be a table ([sweep])")
@@ -155,6 +155,29 @@ def build_sweep(grid: Any, data: Mapping[str, Any], schema: Mapping[str, Any], *
     return Sweep(keys, tuple(tuple(z) for z in grid.get("zip", [])), tuple(values), tuple(cells))
 
 
+def load(path: str | Path) -> tuple[ScenarioKind, dict[str, Any]]:
+    """Read and validate one scenario file; returns its kind and the validated parameters.
+
+    With a ``[sweep]`` table, every cell is validated and ``params["sweep"]`` is the
+    :class:`Sweep` (the other parameters are those of the first cell);
+    otherwise ``params["sweep"]`` is ``None``.
+    """
+    load_kinds()
+    path = Path(path)
+    source = str(path)
+    data = read_scenario(path)
+    kind_name = data.get("kind")
+    if not isinstance(kind_name, str) or kind_name not in KINDS:
+        raise ScenarioError(f"{source}: key 'kind' = {kind_name!r} must be one of {sorted(KINDS)}")
+    kind = KINDS[kind_name]
+    grid = data.pop("sweep", None)
+    schema = {**COMMON, **kind.schema}
+    if grid is None:
+        return kind, {**validate(data, schema, source=source), "sweep": None}
+    sweep = build_sweep(grid, data, schema, source=source)
+    return kind, {**sweep.cells[0], "sweep": sweep}
+
+
 def _fingerprint(kind: str, params: Mapping[str, Any]) -> str:
     from lpdp.export import jsonable
 
@@ -165,8 +188,6 @@ def _fingerprint(kind: str, params: Mapping[str, Any]) -> str:
 
 def _run_task(kind_name: str, params: dict[str, Any], chunk: int | None, seed: Any) -> Any:
     """One task (runs on a worker): a whole cell, or chunk ``chunk`` of a split kind."""
-    from lpdp.scenarios import KINDS, load_kinds
-
     load_kinds()
     kind = KINDS[kind_name]
     if chunk is None:
@@ -299,7 +320,6 @@ def run_scenario(path: str | Path, manifest: Any, *, scheduler: str | None = Non
     :func:`lpdp.scenarios.run_file`. Every output is written atomically and recorded in the manifest."""
     from lpdp.export import atomic_write, jsonable
     from lpdp.parallel import resolve_scheduler
-    from lpdp.scenarios import COMMON, ScenarioOutput, load
 
     kind, params = load(path)
     sweep: Sweep | None = params["sweep"]
