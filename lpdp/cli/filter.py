@@ -103,9 +103,10 @@ def _mechanism(args: argparse.Namespace, *, required: bool) -> Any:
 
 
 def _sigma(mech: Any) -> dict[str, float]:
-    """``{"sigma": σ}`` for a Gaussian mechanism (the JSON output names it), else nothing."""
-    d = mech.to_dict()
-    return {"sigma": d["sigma"]} if d.get("kind") == "gaussian" else {}
+    """``{"sigma": σ}`` when the mechanism's table has one (a Gaussian; the JSON output has named it since
+    before the ``mechanism`` table), else nothing."""
+    sigma = mech.to_dict().get("sigma")
+    return {} if sigma is None else {"sigma": sigma}
 
 
 #: The neighbouring pair of the databases a workload's steps map to (lpdp.filters.workload_steps).
