@@ -338,14 +338,22 @@ FULL_EDGES = 5000
 ABBREVIATED_ENDS = 50
 
 
+def _attack_profile(region: PrivacyRegion) -> list[list[float]]:
+    """The profile pairs with each δ certified from below (:meth:`PrivacyRegion.delta_lower`)."""
+    eps = np.sort(region.losses[region.losses >= 0])
+    eps = eps if eps.size else np.array([0.0])
+    return [[float(e), float(d)] for e, d in zip(eps, np.atleast_1d(region.delta_lower(eps)), strict=True)]
+
+
 def region_dict(region: PrivacyRegion, at: Sequence[float] | None = None, *,
-                full: bool | None = None) -> dict[str, Any]:
+                full: bool | None = None, attack: bool = False) -> dict[str, Any]:
     """A region as plain data: profile, δ at the requested ε, vertices, edges (exact), area.
 
     A region of more than :data:`FULL_EDGES` edges is abbreviated unless ``full=True``: the profile keeps
     the first and last :data:`ABBREVIATED_ENDS` pairs, and ``vertices`` and ``edges`` are left out, so a
     printed result costs what the question costs (``"abbreviated"`` then says how many pairs there are).
-    Exports to a file (:func:`to_json`) are always full.
+    Exports to a file (:func:`to_json`) are always full. With ``attack=True`` (a region that lies inside
+    the truth's, e.g. ``lpdp.fdp.Bracket.from_above``) every δ is certified from below instead.
 
     Examples
     --------
@@ -356,7 +364,8 @@ def region_dict(region: PrivacyRegion, at: Sequence[float] | None = None, *,
     ([[1.0, 0.0]], [0.5, 0.287649])
     """
     at = [] if at is None else [float(e) for e in at]
-    delta_at = np.atleast_1d(region.delta(at)) if at else []
+    side = region.delta_lower if attack else region.delta
+    delta_at = np.atleast_1d(side(at)) if at else []
     doc: dict[str, Any] = {"delta_at": [[e, float(d)] for e, d in zip(at, delta_at, strict=True)],
                            "area": region.area()}
     if full is None:
@@ -365,14 +374,14 @@ def region_dict(region: PrivacyRegion, at: Sequence[float] | None = None, *,
         eps = np.sort(region.losses[region.losses >= 0])
         ends = np.concatenate((eps[:ABBREVIATED_ENDS], eps[-ABBREVIATED_ENDS:])) \
             if eps.size > 2 * ABBREVIATED_ENDS else eps
-        return {"profile": [[float(e), float(d)] for e, d in zip(ends, np.atleast_1d(region.delta(ends)),
-                                                                 strict=True)],
+        shown = np.atleast_1d(side(ends))
+        return {"profile": [[float(e), float(d)] for e, d in zip(ends, shown, strict=True)],
                 "abbreviated": {"profile_pairs": int(eps.size), "edges": len(region),
                                 "shown": "first and last " + str(ABBREVIATED_ENDS) + " profile pairs; "
                                          "vertices and edges omitted (export to .json for all)"},
                 **doc}
     return {
-        "profile": [list(pair) for pair in region.profile()],
+        "profile": [list(pair) for pair in region.profile()] if not attack else _attack_profile(region),
         **doc,
         "vertices": region.vertices.tolist(),
         "edges": {

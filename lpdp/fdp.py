@@ -102,7 +102,10 @@ class Approximation:
 class Bracket:
     """``R_k(f⁺) ⊆ R(f^{⊗k}) ⊆ R_k(f⁻)`` with the approximations, and the exact region's f if known.
 
-    For :func:`bracket_mixed` ``below`` and ``above`` are those of the first trade-off function.
+    For :func:`bracket_mixed` ``below`` and ``above`` are those of the first trade-off function. The
+    guarantee is ``from_below.delta`` / ``.epsilon`` (certified from above); the attack bound is
+    ``from_above.lower.delta`` / ``.epsilon`` (certified from below: ``from_above.delta`` is that region's
+    own guarantee side, which may lie an ulp above the truth where the two regions touch, e.g. at ε = 0).
     """
 
     below: Approximation
@@ -114,7 +117,7 @@ class Bracket:
 
     def gap(self, epsilon: float | np.ndarray) -> np.ndarray | float:
         """``δ⁻(ε) - δ⁺(ε) >= 0``: how far apart the two sides are at ε."""
-        return self.from_below.delta(epsilon) - self.from_above.delta(epsilon)
+        return self.from_below.delta(epsilon) - self.from_above.delta_lower(epsilon)
 
     def max_gap(self) -> float:
         """``max_ε (δ⁻(ε) - δ⁺(ε))`` over the edge losses of both regions and a fine grid."""
@@ -244,7 +247,7 @@ def bracket(f: TradeoffFunction, k: int, n: int = 2, *, step: float | None = Non
     >>> from lpdp.fdp import bracket
     >>> from lpdp.tradeoff import gaussian
     >>> b = bracket(gaussian(1.0), 3)
-    >>> lo, hi = float(b.from_above.delta(1.0)), float(b.from_below.delta(1.0))
+    >>> lo, hi = float(b.from_above.lower.delta(1.0)), float(b.from_below.delta(1.0))
     >>> lo <= float(b.exact.delta(1.0)) <= hi
     True
     """
@@ -278,7 +281,7 @@ def bracket_mixed(parts: Sequence[tuple[TradeoffFunction, int]], n: int = 2, *,
     >>> from lpdp.fdp import bracket_mixed
     >>> from lpdp.tradeoff import gaussian
     >>> b = bracket_mixed([(gaussian(1.0), 2), (gaussian(0.5), 3)], 2, step=0.01)
-    >>> b.k, bool(b.from_above.delta(1.0) <= b.from_below.delta(1.0))
+    >>> b.k, bool(b.from_above.lower.delta(1.0) <= b.from_below.delta(1.0))
     (5, True)
     """
     items = list(parts)

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from lpdp import _special as special
+from lpdp._numerics import UNIT_ROUNDOFF
 from lpdp._validate import check_int, check_positive, check_probability
 from lpdp.accountant import Accountant, Guarantee
 from lpdp.errors import LpdpError, ParameterError
@@ -203,11 +204,25 @@ def _pld_from_log_masses(log_p: dict[Any, float], log_q: dict[Any, float], discr
 
 def _region_log_masses(region: PrivacyRegion, shift: float = 0.0
                        ) -> tuple[dict[Any, float], dict[Any, float]]:
-    """``{outcome: log mass}`` of the region's pair; ``shift`` raises every finite loss (Q-masses lowered)."""
-    log_p = {i: float(v) for i, v in enumerate(region.log_p)}
+    """``{outcome: log mass}`` of the region's pair; ``shift`` raises every finite loss (Q-masses lowered).
+
+    The P-masses are raised by the region's own bound (:attr:`PrivacyRegion.error`) and by
+    ``u (2 n + 16)`` for dp_accounting's ``exp`` of each and its sums of n positive terms (its
+    ``δ(ε) = p_inf + Σ p (1 - e^{ε - L})``; raising a loss by ``shift`` adds nothing where ε is far below
+    it or above every finite loss: ``homogeneous(0.508, 4.54e-7, 36)``'s PLD gave δ(18.46), the +inf mass
+    alone, one ulp low); mass the region left out goes to the infinite loss."""
+    err = region.error
+    slack = UNIT_ROUNDOFF * (2 * region.log_p.size + 16)
+    raised = region.log_p + np.asarray(err.log_mass(np.abs(region.log_p)), dtype=float) + slack
+    log_p = {i: float(v) for i, v in enumerate(raised)}
     log_q = {i: float(v) - shift for i, v in enumerate(region.log_q)}
-    if region.log_p_inf > -math.inf:
-        log_p["+inf"] = region.log_p_inf
+    log_inf = region.log_p_inf
+    if log_inf > -math.inf:
+        log_inf = log_inf + err.log_inf(abs(log_inf)) + slack
+    if err.dropped > -math.inf:
+        log_inf = float(np.logaddexp(log_inf, err.dropped))
+    if log_inf > -math.inf:
+        log_p["+inf"] = log_inf
     if region.log_q_ninf > -math.inf:
         log_q["-inf"] = region.log_q_ninf
     return log_p, log_q

@@ -146,7 +146,9 @@ class PrivacyRegion:
         if L.shape != lp.shape or L.ndim != 1:
             raise ParameterError(f"loss and log_p must be 1-D of equal length (got {L.shape} and "
                                  f"{lp.shape})")
-        lq = lp - L if log_q is None else np.asarray(
+        # a derived Q-mass is at most 1 (log p - L cancels for large |L|: an ulp of L = -16650, the
+        # all-"other" atom of 343 randomized responses with ε0 = 48.5, is 3.6e-12)
+        lq = np.minimum(lp - L, 0.0) if log_q is None else np.asarray(
             list(log_q) if not isinstance(log_q, np.ndarray) else log_q, dtype=float)
         if lq.shape != L.shape:
             raise ParameterError(f"log_q must have the shape of loss {L.shape} (got {lq.shape})")
@@ -685,7 +687,7 @@ class PrivacyRegion:
             ell = np.where(live, log1mexp(np.where(live, xs, -1.0)), 0.0)
             g = np.where(live, lp[None, :] + ell, _NEG_INF)
             log_inf = self._log_p_inf
-            m = np.max(g, axis=1)
+            m = np.max(g, axis=1, initial=_NEG_INF)   # every atom may lie 760 nats below the +inf mass
             if has_inf:
                 m = np.maximum(m, log_inf)
             # the upper side adds the left-out mass e^dropped below its top loss (as the loop does)

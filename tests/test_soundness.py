@@ -38,6 +38,7 @@ from lpdp.mechanisms import (
     LaplaceMechanism,
     pure,
     randomized_response,
+    subsampled,
 )
 from tests import _reference as R
 from tests.oracles import count
@@ -772,9 +773,10 @@ def test_fdp_bracket(profile):
         eps = _eps_points(rng, list(b.from_below.losses), n_random=2)[:8]
         with run.case("fdp.bracket", f"bracket(gaussian({mu!r}), {k}, {n})") as c:
             c.deltas(".from_below.delta", eps, b.from_below.delta(eps), ref)
-            c.deltas(".from_above.delta", eps, b.from_above.delta(eps), ref, side="lower")
+            c.deltas(".from_above.lower.delta", eps, b.from_above.lower.delta(eps), ref, side="lower")
             for t in (1e-3, 1e-6):
                 c.eps_upper(".from_below.epsilon", t, b.from_below.epsilon(t), ref)
+                c.eps_lower(".from_above.lower.epsilon", t, b.from_above.lower.epsilon(t), ref)
     run.check()
 
 
@@ -1332,7 +1334,74 @@ REPRODUCERS = [
                                    homogeneous(2.3899178623088484, 1e-100, 1).delta(4.0245),
                                    R.dp(2.3899178623088484, 1e-100).delta(4.0245)),
                  id="dp-1e-100"),
+    # misses of the deep profile (its seeds found them; each fixed at its root, docs/reliability.md)
+    pytest.param(lambda c: c.deltas(".delta", [0.0, 1.0, 5e5], homogeneous(
+        2.4583548905596753, 0.020786244170936358, 201273).delta([0.0, 1.0, 5e5]),
+        _binomial(2.4583548905596753, 0.020786244170936358, 201273)),
+                 id="deep-kairouz-all-atoms-below-the-inf-mass"),
+    pytest.param(lambda c: _check_guarantee(c, _guarantee((randomized_response(2, 48.54139790848281), 343)),
+                                            _binomial(48.54139790848281, 0.0, 343), [0.0, 1.0, 16649.0],
+                                            [1e-6, 1e-300, 0.0]),
+                 id="deep-rr-48.54x343-refused"),
+    pytest.param(lambda c: _check_guarantee(c, _guarantee((randomized_response(2, 37.38071342619229), 809)),
+                                            _binomial(37.38071342619229, 0.0, 809), [0.0, 30240.0],
+                                            [1e-6, 0.0]),
+                 id="deep-rr-37.38x809-refused"),
+    pytest.param(lambda c: _check_guarantee(
+        c, _guarantee((FiniteMechanism.from_pair([1.0, 0.0], _ERASED), 38)),
+        _worst(R.table([1.0, 0.0], _ERASED) ** 38), [0.0, 507.0], [1e-6, 0.0]), id="deep-table-x38-refused"),
+    pytest.param(lambda c: _check_guarantee(
+        c, _guarantee((subsampled(pure(44.45792132576601), 1.0, "poisson"), 155)),
+        _worst(R.power_by_counts(R.subsampled_rr(2, 44.45792132576601, 1.0), 155)), [0.0, 6890.0], [1e-6]),
+        id="deep-subsampled-pure-q1-refused"),
+    pytest.param(lambda c: _check_guarantee(
+        c, _guarantee((subsampled(pure(44.499418681610706), 0.01416875897485734, "poisson"), 202)),
+        _worst(R.power_by_counts(R.subsampled_rr(2, 44.499418681610706, 0.01416875897485734), 202)),
+        [0.0, 500.0], [1e-6]), id="deep-subsampled-pure-refused"),
+    pytest.param(lambda c: c.lower(".from_above.lower.delta(0)",
+                                   _bracket(1.0415848264510061).from_above.lower.delta(0.0),
+                                   R.Mixed(R.identity(), mu=R.mpf(1.0415848264510061)).delta(0.0)),
+                 id="deep-fdp-attack-eps0"),
+    pytest.param(lambda c: c.upper(".get_delta_for_epsilon(18.459663822357573)", _to_pld(
+        homogeneous(0.5081859080445776, 4.5422594255885414e-07, 36))
+        .get_delta_for_epsilon(18.459663822357573),
+        _binomial(0.5081859080445776, 4.5422594255885414e-07, 36).delta(18.459663822357573)),
+                 id="deep-to-pld-inf-mass"),
+    pytest.param(lambda c: _audit_case(c, 2.0994144023016528, 0.0025418800777587238, 5,
+                                       0.00026962510491629793, 0.000454573559012026),
+                 id="deep-audit-binary-erasure"),
 ]
+
+
+_ERASED = [1.57663449806833e-06, 0.9999984233655019]
+
+
+def _worst(fwd):
+    return R.Worst(fwd, fwd.mirror())
+
+
+def _bracket(mu: float):
+    from lpdp.fdp import bracket
+    from lpdp.tradeoff import gaussian
+
+    return bracket(gaussian(mu), 1, 1)
+
+
+def _to_pld(region):
+    from lpdp.interop import to_pld
+
+    return to_pld(region)
+
+
+def _audit_case(c, eps, delta, steps, delta_tilde, theta) -> None:
+    from lpdp.filters import RealisationFilter, audit, binary_erasure
+
+    mech = binary_erasure(delta_tilde)
+    filt = RealisationFilter(eps, delta, steps, delta_tilde, theta, pairs=[(0, 1)])
+    for pa in audit(filt, mech, method="exact").pairs:
+        tail, hockey = _brute_force_audit(filt, mech, pa.pair[0], pa.pair[1], eps)
+        c.upper(f" pair {pa.pair} hockey_stick_delta", pa.hockey_stick_delta, hockey)
+        c.upper(f" pair {pa.pair} tail", pa.tail, tail)
 
 
 class _TopLoss:

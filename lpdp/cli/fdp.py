@@ -130,10 +130,11 @@ def _handle_constraints(args: argparse.Namespace) -> int:
     payload: dict[str, Any] = {**mech, "k": b.k, "n": n, "step": b.below.step,
                                "layout": layout, "delta_min": delta_min}
     for key, side, region in (("from_below", b.below, b.from_below), ("from_above", b.above, b.from_above)):
-        payload[key] = {**region_dict(region, at), "approximation": [list(c) for c in side.constraints]}
+        payload[key] = {**region_dict(region, at, attack=side is b.above),
+                        "approximation": [list(c) for c in side.constraints]}
     top = float(b.from_below.losses.max(initial=1.0))   # no edges: the trivial region (δ = 1)
     payload["exact"] = None if b.exact is None else _exact_dict(b.exact, at, top)
-    payload["epsilon_for"] = [[d, b.from_above.epsilon(d), b.from_below.epsilon(d)]
+    payload["epsilon_for"] = [[d, b.from_above.epsilon_lower(d), b.from_below.epsilon(d)]
                               for d in args.for_delta or []]
     payload["gap"] = {"max_delta_gap": b.max_gap(), "area_between": b.area_between()}
     regions = {"from below (valid guarantee)": b.from_below, "from above (attack bound)": b.from_above}
@@ -148,10 +149,12 @@ def _handle_constraints(args: argparse.Namespace) -> int:
                                         for e, d in b.above.constraints)]
     for e in at:
         exact = "" if b.exact is None else f"  exact {format_upper(float(b.exact.delta(e)))}"
-        lines.append(f"delta({e:g}): from above {format_lower(float(b.from_above.delta(e)))} <= truth <= "
+        attack = format_lower(float(b.from_above.delta_lower(e)))
+        lines.append(f"delta({e:g}): from above {attack} <= truth <= "
                      f"from below {format_upper(float(b.from_below.delta(e)))}{exact}")
     for d in args.for_delta or []:
-        lines.append(f"eps at delta={d:g}: from above {format_lower(b.from_above.epsilon(d))} <= truth <= "
+        attack = format_lower(b.from_above.epsilon_lower(d))
+        lines.append(f"eps at delta={d:g}: from above {attack} <= truth <= "
                      f"from below {format_upper(b.from_below.epsilon(d))}")
     lines.append(f"max delta gap {payload['gap']['max_delta_gap']:.6g}, area between "
                  f"{payload['gap']['area_between']:.6g}")

@@ -163,7 +163,7 @@ def region_from_atoms(loss: np.ndarray, log_p: np.ndarray, *, log_p_inf: float =
         moved[(moved <= 0) & (moved >= -tol)] = 0.0      # up onto 0 (a tiny positive level stays)
         err = _shifted(err, L, moved)
         L = moved
-    return PrivacyRegion.from_log_masses(L, lp, lp - L, log_p_inf=log_p_inf,
+    return PrivacyRegion.from_log_masses(L, lp, log_p_inf=log_p_inf,
                                          log_q_ninf=log_p_inf if log_q_ninf is None else log_q_ninf,
                                          check_total=False, error=err)
 

@@ -166,5 +166,5 @@ def _log_multinomial(counts: np.ndarray, log_p: np.ndarray) -> np.ndarray:
 
 
 def _region(loss: np.ndarray, log_p: np.ndarray, log_p_inf: float, log_q_ninf: float) -> PrivacyRegion:
-    return PrivacyRegion.from_log_masses(loss, log_p, log_p - loss, log_p_inf=log_p_inf,
+    return PrivacyRegion.from_log_masses(loss, log_p, log_p_inf=log_p_inf,
                                          log_q_ninf=log_q_ninf, check_total=False)

@@ -28,6 +28,7 @@ from scipy import special
 
 from lpdp._binomial import clopper_pearson_upper
 from lpdp._limits import check_budget, seconds_for
+from lpdp._numerics import UNIT_ROUNDOFF
 from lpdp._validate import check_int, check_probability
 from lpdp.errors import ParameterError
 from lpdp.filters._laplace_walk import TooManyNodes, laplace_pair
@@ -219,10 +220,49 @@ def _quadrature_pair(rule: StoppingRule, k_own: float, k_rev: float, mu: float,
     return totals[0], totals[1], tuple(survival)
 
 
+def _sum_up(values: np.ndarray) -> float:
+    """``Σ values`` rounded up (``math.fsum`` rounds to nearest; one step up unless it was exact), at most 1
+    (a probability)."""
+    vals = [float(v) for v in values]
+    total = math.fsum(vals)
+    if math.fsum([*vals, -total]) > 0:
+        total = math.nextafter(total, math.inf)
+    return min(total, 1.0)
+
+
+#: Veltkamp's splitter for :func:`_two_product` (``2^27 + 1``), and the products below which its error
+#: term may underflow (then bounded by ``u p`` plus the smallest subnormal).
+_SPLIT = 134217729.0
+_TINY_PRODUCT = 2.0 ** -960
+
+
+def _two_product(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``fl(a b)`` and ``|a b - fl(a b)|`` exactly (Dekker's product, for ``0 <= a, b <= 1``)."""
+    p = a * b
+    t = _SPLIT * a
+    ah = t - (t - a)
+    al = a - ah
+    t = _SPLIT * b
+    bh = t - (t - b)
+    bl = b - bh
+    err = np.abs(((ah * bh - p) + ah * bl + al * bh) + al * bl)
+    tiny = p < _TINY_PRODUCT
+    return p, np.where(tiny, UNIT_ROUNDOFF * p + 5e-324, err)
+
+
 def _exact_finite(rule: StoppingRule, mechanism: FiniteMechanism, request: Request | None,
-                  x: Hashable) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                  x: Hashable) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Dynamic programming over output counts under ``P_x``: the losses of every final state (rows,
-    pairs last), their probabilities, and the survival curve."""
+    pairs last), a bound of their rounding (same shape), their probabilities, a bound of the
+    probabilities' rounding, and the survival curve.
+
+    A loss ``Σ_i c_i (log p_a(i) - log p_b(i))`` is within ``u Σ_i c_i (8 (|log p_a| + |log p_b|) + (K + 2)
+    |increment|)`` of the exact one (numpy's log within 4 ulps, the subtraction, the dot product of K
+    terms). Each state carries an absolute bound of its probability's rounding: a step's products are
+    exact up to Dekker's error term, computed exactly (:func:`_two_product`), the carried bounds are
+    multiplied by the (exact) step masses, and merging g paths into a state adds ``(g - 1) u`` of the sum
+    (positive terms); a state reached by exact products alone keeps 0."""
+    u = UNIT_ROUNDOFF
     p_all = mechanism.probabilities(request_input(request, x))
     support = np.flatnonzero(p_all > 0)
     probs = p_all[support]
@@ -232,6 +272,9 @@ def _exact_finite(rule: StoppingRule, mechanism: FiniteMechanism, request: Reque
     inc = pair_increments(logp, rule.pairs).T  # (K, P)
     finite_inc = np.where(np.isfinite(inc), inc, 0.0)
     pos, neg = (inc == np.inf).astype(int), (inc == -np.inf).astype(int)
+    with np.errstate(invalid="ignore"):
+        size = np.stack([np.abs(logp[a]) + np.abs(logp[b]) for a, b in rule.pairs]).T
+    per_count = u * (8 * np.where(np.isfinite(size), size, 0.0) + (support.size + 2) * np.abs(finite_inc))
 
     def losses(counts: np.ndarray) -> np.ndarray:
         s = counts @ finite_inc
@@ -243,21 +286,27 @@ def _exact_finite(rule: StoppingRule, mechanism: FiniteMechanism, request: Reque
     final_probs: list[np.ndarray] = []
     survival = np.zeros(n_max)
     counts = np.zeros((1 if rule.first_release else 0, k), dtype=np.int64)
-    mass = np.ones(counts.shape[0])
+    mass = np.column_stack([np.ones(counts.shape[0]), np.zeros(counts.shape[0])])   # (mass, its error)
 
     def expand(c: np.ndarray, pm: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         eye = np.eye(k, dtype=np.int64)
         new = (c[:, None, :] + eye[None, :, :]).reshape(-1, k)
-        newp = (pm[:, None] * probs[None, :]).reshape(-1)
         if new.shape[0] == 0:
-            return new, newp
+            return new, np.zeros((0, 2))
+        newp, err = _two_product(np.repeat(pm[:, 0], k), np.tile(probs, pm.shape[0]))
+        err = err + np.repeat(pm[:, 1], k) * np.tile(probs, pm.shape[0]) * (1 + 2 * u)
         uniq, inv = np.unique(new, axis=0, return_inverse=True)
-        return uniq, np.bincount(inv.reshape(-1), weights=newp, minlength=uniq.shape[0])
+        inv = inv.reshape(-1)
+        total = np.bincount(inv, weights=newp, minlength=uniq.shape[0])
+        group = np.bincount(inv, minlength=uniq.shape[0])
+        bound = np.bincount(inv, weights=err, minlength=uniq.shape[0]) * (1 + (group + 2) * u) \
+            + (group - 1) * u * total * (1 + (group + 2) * u)
+        return uniq, np.column_stack([total, bound])
 
     # Paths whose threshold rule has stopped before min_steps go on ("zombies") until T = min_steps.
     kk = min(rule.min_steps, n_max)
     zc = np.zeros((1 if not rule.first_release and kk >= 1 else 0, k), dtype=np.int64)
-    zm = np.ones(zc.shape[0])
+    zm = np.column_stack([np.ones(zc.shape[0]), np.zeros(zc.shape[0])])
 
     def finish(c: np.ndarray, pm: np.ndarray) -> None:
         final_counts.append(c)
@@ -271,13 +320,13 @@ def _exact_finite(rule: StoppingRule, mechanism: FiniteMechanism, request: Reque
             else:
                 finish(counts[~alive], mass[~alive])
             counts, mass = counts[alive], mass[alive]
-            survival[j] = mass.sum() + zm.sum()
+            survival[j] = mass[:, 0].sum() + zm[:, 0].sum()
             counts, mass = expand(counts, mass)
             zc, zm = expand(zc, zm)
             if j + 1 == n_max:
                 finish(counts, mass)
         else:
-            survival[j] = mass.sum() + zm.sum()
+            survival[j] = mass[:, 0].sum() + zm[:, 0].sum()
             go = alive & (j + 1 < n_max)
             c_stop, m_stop = expand(counts[~go], mass[~go])
             zc, zm = expand(zc, zm)
@@ -290,7 +339,8 @@ def _exact_finite(rule: StoppingRule, mechanism: FiniteMechanism, request: Reque
             finish(zc, zm)
             zc, zm = zc[:0], zm[:0]
     fc = np.concatenate(final_counts) if final_counts else np.zeros((0, k), dtype=np.int64)
-    return losses(fc), np.concatenate(final_probs), survival
+    fm = np.concatenate(final_probs) if final_probs else np.zeros((0, 2))
+    return losses(fc), fc @ per_count, fm[:, 0], fm[:, 1], survival
 
 
 def simulate_trajectories(rule: StoppingRule, steps: Sequence[Step], x: Hashable, trajectories: int,
@@ -479,13 +529,20 @@ def rule_audit(rule: StoppingRule, mechanism: Mechanism, request: Request | None
             method = "monte-carlo"
             _check_cost(rule, mechanism, request, method, trajectories)
     if method == "exact":
-        dps: dict[Hashable, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        dps: dict[Hashable, tuple[np.ndarray, ...]] = {}
         for i, (a, _) in enumerate(rule.pairs):
             if a not in dps:  # one dynamic programme per database: it gives every pair's loss
                 dps[a] = _exact_finite(rule, mechanism, request, a)
-            loss, probs, surv = dps[a]
-            out.append(PairAudit(rule.pairs[i], math.fsum(probs[over_epsilon(eps, loss[:, i])]),
-                                 math.fsum(probs * hockey_terms(eps, loss[:, i])), tuple(surv.tolist())))
+            loss, loss_err, probs, errs, surv = dps[a]
+            # certified from above: each probability plus its rounding bound; the hockey-stick terms of
+            # the losses raised by theirs (-expm1 of a rounded difference: 8 u), products rounded (4 u)
+            over = over_epsilon(eps, loss[:, i])
+            terms = hockey_terms(eps, loss[:, i] + loss_err[:, i])
+            inexact = (terms > 0) & (terms < 1)
+            weighted = (probs + errs) * np.where(inexact, terms * (1 + 8 * UNIT_ROUNDOFF), terms)
+            weighted = np.where(inexact | (errs > 0), weighted * (1 + 4 * UNIT_ROUNDOFF), weighted)
+            out.append(PairAudit(rule.pairs[i], _sum_up(np.concatenate([probs[over], errs[over]])),
+                                 _sum_up(weighted), tuple(surv.tolist())))
     elif method == "monte-carlo":
         out = list(monte_carlo_audit(rule, [(mechanism, request)], trajectories, seed))
     return method, tuple(out)

@@ -102,7 +102,8 @@ def run_bracket(params: dict[str, Any]) -> ScenarioOutput:
         regions = {"from below": b.from_below, "from above": b.from_above}
         row: dict[str, Any] = {
             "from_below": {**region_dict(b.from_below, at), "approximation": list(b.below.constraints)},
-            "from_above": {**region_dict(b.from_above, at), "approximation": list(b.above.constraints)},
+            "from_above": {**region_dict(b.from_above, at, attack=True),
+                           "approximation": list(b.above.constraints)},
             "max_delta_gap": b.max_gap(), "area_between": b.area_between(), "step": b.below.step,
         }
         if b.exact is not None:
@@ -110,7 +111,7 @@ def run_bracket(params: dict[str, Any]) -> ScenarioOutput:
             row["exact"] = {"tradeoff": b.exact.name, "delta_at": [[e, float(b.exact.delta(e))] for e in at]}
         panels[k] = regions
         payload[f"k={k}"] = row
-        ranges = "".join(f"; delta({e:g}) in [{format_lower(float(b.from_above.delta(e)), 4)}, "
+        ranges = "".join(f"; delta({e:g}) in [{format_lower(float(b.from_above.delta_lower(e)), 4)}, "
                          f"{format_upper(float(b.from_below.delta(e)), 4)}]" for e in at[:2])
         summary.append(f"k={k}: max delta gap {row['max_delta_gap']:.4g}, area between "
                        f"{row['area_between']:.4g}{ranges}")
@@ -141,7 +142,7 @@ def run_tightening(params: dict[str, Any]) -> ScenarioOutput:
         seconds[f"n={n}"] = time.perf_counter() - t0
         rows.append({"n": n, "max_delta_gap": b.max_gap(), "area_between": b.area_between(),
                      "step": b.below.step,
-                     "epsilon_at_1e-5": [b.from_above.epsilon(1e-5), b.from_below.epsilon(1e-5)]})
+                     "epsilon_at_1e-5": [b.from_above.epsilon_lower(1e-5), b.from_below.epsilon(1e-5)]})
     summary = [f"n={r['n']:>2}: max delta gap {r['max_delta_gap']:.4g}, "
                f"area between {r['area_between']:.4g}, "
                f"eps(1e-5) in [{format_lower(r['epsilon_at_1e-5'][0], 4)}, "
