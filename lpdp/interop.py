@@ -36,6 +36,7 @@ from lpdp.mechanisms import (
     subsampled,
 )
 from lpdp.region import PrivacyRegion
+from lpdp.sides import Larger
 from lpdp.tradeoff import TradeoffFunction
 
 __all__ = ["from_dp_event", "to_pld", "from_pld"]
@@ -258,18 +259,17 @@ def to_pld(region_or_guarantee: PrivacyRegion | Guarantee, value_discretization_
     if isinstance(side, TradeoffFunction) and side.name.startswith("G_"):
         mu = _gaussian_mu(side) * (1 + 1e-12)          # rounded up: the PLD must not undercut G_μ
         return _gaussian_pld(mu, step)
-    first, second = getattr(side, "first", None), getattr(side, "second", None)
-    both = isinstance(first, PrivacyRegion) and isinstance(second, PrivacyRegion)
-    if not both and hasattr(side, "delta"):
-        # any other upper side (a certified bracket's): the region of its profile on a grid of ε, which
-        # contains the true region (each line is met), as a pessimistic PLD
-        return to_pld(_profile_region(side), step)
-    if both:
+    if (isinstance(side, Larger) and isinstance(side.first, PrivacyRegion)
+            and isinstance(side.second, PrivacyRegion)):        # a pair composed in both orders
         from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
 
-        remove = _pld_from_log_masses(*_region_log_masses(first, step / 2), step, symmetric=True)
-        add = _pld_from_log_masses(*_region_log_masses(second, step / 2), step, symmetric=True)
+        remove = _pld_from_log_masses(*_region_log_masses(side.first, step / 2), step, symmetric=True)
+        add = _pld_from_log_masses(*_region_log_masses(side.second, step / 2), step, symmetric=True)
         return PrivacyLossDistribution(remove._pmf_remove, add._pmf_remove)
+    if isinstance(region_or_guarantee, Guarantee) or isinstance(side, TradeoffFunction):
+        # any other upper side (a certified bracket's) or trade-off function: the region of its profile
+        # on a grid of ε, which contains the true region (each line is met), as a pessimistic PLD
+        return to_pld(_profile_region(side), step)
     raise ParameterError(f"region_or_guarantee: a {type(region_or_guarantee).__name__} is neither a "
                          "PrivacyRegion nor a Guarantee")
 

@@ -175,8 +175,8 @@ def workload_steps(parts: Sequence[tuple[Mechanism, int]]) -> list[tuple[Mechani
     out = []
     for i, (mech, times) in enumerate(parts):
         try:
-            p, q = mech.pair  # type: ignore[attr-defined]
-        except (AttributeError, ParameterError):
+            p, q = mech.pair
+        except ParameterError:
             raise ParameterError(f"mechanism[{i}] ({mech!r}): has no worst-case neighbouring pair to run "
                                  "in a filter") from None
         out += [(mech, Request(f"mechanism[{i}]", {1: p, 0: q}))] * times

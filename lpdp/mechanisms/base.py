@@ -81,7 +81,8 @@ class Mechanism(ABC):
     :meth:`sample_losses`; declared: :attr:`finite_outputs` (a table per input: ``probabilities``,
     ``outputs``, ``loss_pmf``, for exact audits), :meth:`loss_atoms` (the loss law of a pair when it is
     discrete), :meth:`loss_family` (a closed-form loss law for the quadrature audit),
-    :attr:`finite_losses` (no output has an infinite loss), :meth:`default_pairs`.
+    :attr:`finite_losses` (no output has an infinite loss), :meth:`default_pairs`, :attr:`pair` (the
+    inputs of its worst-case neighbouring pair, to run a workload's rounds).
 
     **Mechanism level** (the filter paper's baselines, :mod:`lpdp.filters.baselines`), worst cases over
     ``inputs`` (the neighbouring pairs; default :meth:`default_pairs`): :meth:`round_delta` and
@@ -207,6 +208,12 @@ class Mechanism(ABC):
     def default_pairs(self) -> tuple[tuple[Hashable, Hashable], ...]:
         """The neighbouring input pairs a filter checks by default: the count pair ``(1, 0)``."""
         return ((1, 0),)
+
+    @property
+    def pair(self) -> tuple[Hashable, Hashable]:
+        """The inputs ``(value, other)`` of its worst-case neighbouring pair (the one its dominating pair
+        is of), which a workload's rounds run in a filter (:func:`lpdp.filters.workload_steps`)."""
+        raise self._not_applicable("a worst-case neighbouring pair of inputs")
 
     # ------------------------------------------------------------------ mechanism level
     def _not_applicable(self, what: str) -> NotApplicableError:

@@ -523,10 +523,11 @@ class SubsampledMechanism(Mechanism):
         return self._pair()
 
     def _pair(self) -> tuple[Any, Any]:
-        pair = getattr(self.mechanism, "pair", None)
-        if pair is None:
-            raise NotApplicableError(f"{self.mechanism.label}: has no neighbouring pair to subsample")
-        return tuple(pair)
+        try:
+            return tuple(self.mechanism.pair)        # a declared face (Mechanism.pair)
+        except NotApplicableError:
+            raise NotApplicableError(f"{self.mechanism.label}: has no neighbouring pair to subsample") \
+                from None
 
     @property
     def null(self) -> Any:
