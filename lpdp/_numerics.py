@@ -403,10 +403,33 @@ def balle_wang_float(eps: np.ndarray, mu: float) -> tuple[np.ndarray, ...]:
 def gaussian_delta_bounds(eps: np.ndarray, mu: float) -> tuple[np.ndarray, np.ndarray]:
     """Certified ``(lower, upper)`` of ``δ(ε) = Φ(a) - e^ε Φ(b)``, ``a = -ε/μ + μ/2``, ``b = -ε/μ - μ/2``
     (Balle and Wang, 2018, Theorem 8), for the given doubles taken as exact (docs/reliability.md,
-    "Gaussian").
+    "Gaussian"): :func:`gaussian_delta_float` where its bound is accepted, mpmath elsewhere.
 
-    The float evaluation ``Φ(a) (1 - exp(ε + log Φ(b) - log Φ(a)))`` is accepted where its bound is at
-    most :data:`GAUSSIAN_FLOAT_RTOL` relative:
+    Elsewhere δ is evaluated with mpmath at 30 digits more than the cancellation costs (``-log10(1-e^r)``),
+    whose error is far below the ``1e-25`` relative the sides are widened by.
+    """
+    eps = np.asarray(eps, dtype=float)
+    lo, hi, ok = gaussian_delta_float(eps, mu)
+    lo, hi = np.array(lo, dtype=float), np.array(hi, dtype=float)     # writable, also for a scalar ε
+    for i in np.flatnonzero(~ok.ravel()):
+        a, b = _gaussian_delta_mp(float(eps.flat[i]), mu)
+        lo.flat[i] = max(math.nextafter(a, -math.inf), 0.0)
+        hi.flat[i] = min(math.nextafter(b, math.inf) if b > 0 else b, 1.0)
+    return lo, hi
+
+
+def gaussian_delta_float(eps: np.ndarray, mu: float, *, for_epsilon: bool = False
+                         ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The float evaluation of the Gaussian profile with its proven error bound: ``(lower, upper, ok)``,
+    the sides valid (rounded outward, in [0, 1]) where ``ok``, i.e. where the bound is at most
+    :data:`GAUSSIAN_FLOAT_RTOL` relative (:func:`gaussian_delta_bounds` evaluates the rest in mpmath).
+    With ``for_epsilon``, ``ok`` is where the bound moves an ε(δ) answer by at most that much relative:
+    a relative error ``ρ`` of δ moves the crossing by ``ρ / |d log δ/dε|`` and ``|d log δ/dε| =
+    e^r / (1 - e^r)``, so ``ρ <= GAUSSIAN_FLOAT_RTOL max(1, ε e^r / (1 - e^r))`` (in the tails, where δ
+    falls fast, this accepts the float route where a δ query needs mpmath). The sides are valid bounds
+    wherever the bound is finite; the threshold only decides how tight they must be.
+
+    ``δ = Φ(a) (1 - exp(ε + log Φ(b) - log Φ(a)))``, and:
 
     * ``a`` and ``b`` are each within ``Δ = 3 u (ε/μ + μ/2)`` of the exact values (a quotient, a halving,
       a sum); ``log Φ`` has slope ``φ/Φ <= |x| + 1``, and :func:`lpdp._special.log_ndtr` is within
@@ -416,8 +439,12 @@ def gaussian_delta_bounds(eps: np.ndarray, mu: float) -> tuple[np.ndarray, np.nd
       ``1 - e^r`` then has relative error ``Δr e^r / (1 - e^r)`` (large only when ``r`` is near 0: tiny
       μ, where the two terms cancel) plus ``2 u``, and the product ``4 u``.
 
-    Elsewhere δ is evaluated with mpmath at 30 digits more than the cancellation costs (``-log10(1-e^r)``),
-    whose error is far below the ``1e-25`` relative the sides are widened by.
+    Examples
+    --------
+    >>> import numpy as np
+    >>> lo, hi, ok = gaussian_delta_float(np.array([1.0]), 1.0)
+    >>> bool(ok[0] and lo[0] <= 0.12693673750664394 <= hi[0])
+    True
     """
     u = UNIT_ROUNDOFF
     eps = np.asarray(eps, dtype=float)
@@ -430,14 +457,53 @@ def gaussian_delta_bounds(eps: np.ndarray, mu: float) -> tuple[np.ndarray, np.nd
         e_r = e_la + e_lb + 2 * u * (eps + np.abs(la) + np.abs(lb))
         cond = np.where(r < 0, np.exp(r) / one_minus, np.inf)
         rho = e_la + e_r * cond + 8 * u
-        ok = np.isfinite(rho) & (rho <= GAUSSIAN_FLOAT_RTOL) & np.isfinite(la) & (d > 0)
+        need = GAUSSIAN_FLOAT_RTOL * np.maximum(1.0, eps * cond) if for_epsilon else GAUSSIAN_FLOAT_RTOL
+        ok = np.isfinite(rho) & (rho <= need) & np.isfinite(la) & (d > 0)
         lo = np.where(ok, d * (1 - rho), 0.0)
         hi = np.where(ok, d * (1 + rho), 1.0)
-    for i in np.flatnonzero(~ok.ravel()):
-        lo.flat[i], hi.flat[i] = _gaussian_delta_mp(float(eps.flat[i]), mu)
     lo = np.clip(np.nextafter(lo, -np.inf), 0.0, 1.0)
     hi = np.minimum(np.where(hi > 0, np.nextafter(hi, np.inf), hi), 1.0)
-    return lo, hi
+    return lo, hi, ok
+
+
+def gaussian_epsilon_nominal(delta: float, mu: float) -> float:
+    """The ε where the float closed form of ``G_μ``'s profile (:func:`gaussian_delta_float`) crosses
+    ``0 < delta < δ(0)``, to a few ulps; ``nan`` when the iteration does not settle. A guess only: the
+    certified answers start from it (:func:`lpdp.tradeoff.gaussian_epsilon`).
+
+    Newton's method on ``F(ε) = log δ(ε) - log delta`` (:func:`balle_wang_float`),
+    ``F' = -e^r / (1 - e^r)`` with ``r = ε + log Φ(b) - log Φ(a)``, kept inside a bracket (bisection when
+    a step leaves it). The bracket starts at ``[0, μ²/2 + μ √(2 log(1/delta))]``: there
+    ``δ <= Φ(a) <= e^{-a²/2} = delta``.
+
+    Examples
+    --------
+    >>> e = gaussian_epsilon_nominal(1e-5, 1.0)
+    >>> lo, hi, ok = gaussian_delta_float(np.array([e * (1 - 1e-12), e * (1 + 1e-12)]), 1.0)
+    >>> bool(lo[0] > 1e-5 > hi[1])
+    True
+    """
+    target = math.log(delta)
+    lo, hi = 0.0, mu * mu / 2 + mu * math.sqrt(-2.0 * target)
+    e = hi
+    for _ in range(100):
+        _, _, la_v, _, r_v, _ = balle_wang_float(np.array([e]), mu)
+        la, r = float(la_v[0]), float(r_v[0])
+        if not (r < 0 and math.isfinite(la)):
+            return math.nan
+        f = la + math.log(-math.expm1(r)) - target
+        if f > 0:
+            lo = e
+        else:
+            hi = e
+        step = f * math.expm1(min(-r, 700.0))   # -F / F' (capped: a huge step is bisected)
+        nxt = e + step
+        if not lo < nxt < hi:
+            nxt = 0.5 * (lo + hi)
+        if abs(nxt - e) <= 4 * math.ulp(e) or nxt in (lo, hi):
+            return nxt
+        e = nxt
+    return math.nan
 
 
 def _mp_log_ncdf(x: object, rel: object) -> tuple[object, object]:

@@ -1,6 +1,7 @@
 """The searches of lpdp: the largest count that fits (:func:`largest`), a parameter's boundary to a
-relative width (:func:`boundary`), and the one bisection of a real bracket (:func:`bisect`, and
-:func:`bisect_array` for many brackets at once).
+relative width (:func:`boundary`), the one bisection of a real bracket (:func:`bisect`, and
+:func:`bisect_array` for many brackets at once), and the crossing of a vectorised predicate near a guess
+(:func:`crossing_near`).
 
 Every "how many rounds / compositions / releases fit" question in lpdp (the calibrator's counts, the
 double-DP ``max_k_within``, the filters' classical baselines) is a monotone predicate on the integers
@@ -23,7 +24,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-__all__ = ["largest", "boundary", "bisect", "bisect_array"]
+__all__ = ["largest", "boundary", "bisect", "bisect_array", "crossing_near"]
 
 
 def bisect(below: Callable[[float], bool], lo: float, hi: float, *, rtol: float = 0.0,
@@ -74,6 +75,57 @@ def bisect_array(below: Callable[[np.ndarray], np.ndarray], lo: np.ndarray, hi: 
         left = below(mid)
         lo, hi = np.where(left, mid, lo), np.where(left, hi, mid)
     return 0.5 * (lo + hi)
+
+
+#: Outward steps of :func:`crossing_near`: ``4^j`` ulps of the guess on each side, ``j < NEAR_STEPS``
+#: (up to ~4e-4 relative).
+NEAR_STEPS = 23
+#: Points per round of :func:`crossing_near`'s refinement (each round shrinks the bracket ~65-fold).
+NEAR_POINTS = 64
+
+
+def crossing_near(below: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]], guess: float,
+                  rounds: int | None = None) -> tuple[float, float] | None:
+    """Adjacent doubles ``(lo, hi)``, ``lo < hi``, with ``below(lo)`` true and ``below(hi)`` false, found
+    near ``guess > 0`` with a few vectorised evaluations; ``None`` when the crossing is not within
+    ``4^(NEAR_STEPS - 1)`` ulps of ``guess`` or ``below`` cannot decide a point it needs. With ``rounds``,
+    at most that many refinement rounds (then ``lo`` and ``hi`` need not be adjacent).
+
+    ``below(x)`` (``x`` a sorted array of doubles >= 0) returns ``(value, known)``, two boolean arrays: the
+    predicate (true up to some point, false after it, like :func:`bisect`'s) and where it is decided.
+    One evaluation tries ``guess ± 4^j`` ulps (clipped at 0); the first false point after a true one
+    gives a bracket, which rounds of :data:`NEAR_POINTS` interior points narrow to adjacent doubles. The
+    answer is :func:`bisect`'s on ``[0, ∞)`` wherever ``below`` is monotone (on a non-monotone one,
+    both are some true/false pair of adjacent doubles); when the smallest point tried is 0 and is not
+    below, the answer is ``(0.0, 0.0)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lpdp._search import crossing_near
+    >>> lo, hi = crossing_near(lambda x: (x * x < 2.0, np.ones(x.shape, dtype=bool)), 1.4142)
+    >>> lo * lo < 2.0 <= hi * hi, hi - lo == 2.0 ** -52
+    (True, True)
+    """
+    if not (guess > 0 and math.isfinite(guess)):
+        return None
+    ulp = math.ulp(guess)
+    steps = 4.0 ** np.arange(NEAR_STEPS) * ulp
+    x = np.unique(np.maximum(np.concatenate([guess - steps, [guess], guess + steps]), 0.0))
+    for done in range(10_000 if rounds is None else rounds + 1):
+        value, known = below(x)
+        first = int(np.argmin(value)) if not np.all(value) else x.size   # the first false point
+        if first == x.size or not np.all(known[max(first - 1, 0):first + 1]):
+            return None
+        if first == 0:
+            return (0.0, 0.0) if x[0] == 0.0 else None
+        lo, hi = float(x[first - 1]), float(x[first])
+        if math.nextafter(lo, math.inf) == hi or (rounds is not None and done == rounds):
+            return lo, hi
+        x = np.unique(np.linspace(lo, hi, NEAR_POINTS + 2)[1:-1])
+        x = x[(x > lo) & (x < hi)]
+        x = np.concatenate([[lo], x, [hi]])
+    return None
 
 
 def largest(feasible: Callable[[int], bool], cap: int, *, start: int = 0,

@@ -36,7 +36,7 @@ from lpdp._numerics import (
     round_down,
     round_up,
 )
-from lpdp._search import bisect
+from lpdp._search import bisect, crossing_near
 from lpdp._validate import check_delta, check_epsilon, each_value
 from lpdp.display import format_lower, format_upper, region_html
 from lpdp.errors import InternalError, ParameterError
@@ -463,7 +463,12 @@ class PrivacyRegion:
         """The prefix face (built once, on the first query): δ and ``1 - δ`` at any ε in O(log N)."""
         face = self._prefix
         if face is None:
-            face = _Face(self._loss, self._log_p, self._log_p_inf)
+            err = self._err
+            with np.errstate(invalid="ignore"):
+                mass_err = None if err.is_zero else np.where(np.isfinite(self._log_p),
+                                                             err.log_mass(-self._log_p), 0.0)
+            inf_err = err.log_inf(abs(self._log_p_inf)) if self._log_p_inf > _NEG_INF else 0.0
+            face = _Face(self._loss, self._log_p, self._log_p_inf, mass_err, inf_err)
             object.__setattr__(self, "_prefix", face)
         return face
 
@@ -548,7 +553,45 @@ class PrivacyRegion:
         return float(out) if np.ndim(epsilon) == 0 else out
 
     def _certified(self, eps: np.ndarray, upper: bool) -> np.ndarray:
-        """Certified ``log δ`` at each ε (docs/reliability.md, "Certified evaluation").
+        """Certified ``log δ`` at each ε: from the prefix face with its running error bound where that
+        bound is small enough (:meth:`_certified_face`; O(log N) per ε), term by term elsewhere
+        (:meth:`_certified_terms`)."""
+        val, ok = self._certified_face(eps, upper)
+        if not ok.all():
+            val[~ok] = self._certified_terms(eps[~ok], upper)
+        return val
+
+    def _certified_face(self, eps: np.ndarray, upper: bool) -> tuple[np.ndarray, np.ndarray]:
+        """Certified ``log δ`` at each ε from the prefix face (docs/reliability.md, "Certified prefix
+        face") and where it is kept: its bound at most :data:`FACE_RTOL` beyond the term-by-term one's."""
+        err = self._err
+        eta = err.loss if upper else err.loss + err.loss_down
+        if eta:
+            shifted = np.nextafter(eps - eta, -np.inf) if upper else np.nextafter(eps + eta, np.inf)
+        else:
+            shifted = eps
+        rel = err.loss_rel
+        if rel and not upper and self._loss.size and self._loss[0] > 0:
+            # the lower side lowers each positive loss by rel L̂ <= rel L̂_max: evaluate at ε + rel L̂_max
+            shifted = np.nextafter(shifted + rel * float(self._loss[0]) * (1 + 4 * UNIT_ROUNDOFF), np.inf)
+        val, bound = self._face().certified_log_delta(shifted, upper)
+        # keep answers about as tight as the term-by-term ones: their rounding grows like u |log δ| and
+        # their route error is at most the bound at the terms' weighted mean depth (|log δ| + log N)
+        depth = np.abs(np.where(np.isfinite(val), val, 0.0))
+        route = 0.0 if err.is_zero else err.log_mass(depth + math.log(self._loss.size + 1.0) + 1.0)
+        ok = bound <= FACE_RTOL + 1.25 * (16 * UNIT_ROUNDOFF * depth + route)
+        if rel and upper:
+            ok &= shifted >= 0        # negative losses are raised by rel |L̂|: only atoms above 0 count
+        if upper:
+            val = np.minimum(val, 0.0)
+            late = ok & (shifted < err.dropped_top) if err.dropped > _NEG_INF else None
+            if late is not None and late.any():   # the left-out mass below its top loss
+                add = np.logaddexp(val[late], err.dropped)
+                val[late] = np.minimum(np.nextafter(add + UNIT_ROUNDOFF * (np.abs(add) + 8), np.inf), 0.0)
+        return val, ok
+
+    def _certified_terms(self, eps: np.ndarray, upper: bool) -> np.ndarray:
+        """Certified ``log δ`` at each ε, term by term (docs/reliability.md, "Certified evaluation").
 
         With the route's bound (loss error ``η``, per-atom log-mass error ``Δ_j``), the exact pair's
         ``δ(ε) <= Σ_j p̂_j e^{Δ_j} (1 - e^{ε - η - L̂_j})_+`` (raising every loss by η is evaluating at
@@ -732,7 +775,17 @@ class PrivacyRegion:
 
     def _epsilon_nominal(self, log_dlt: float) -> float:
         """The smallest ε >= 0 with the *computed* (uncertified) δ(ε) <= e^{log_dlt} (closed form, then
-        rounded up until the prefix face agrees)."""
+        rounded up until the prefix face agrees); remembered for the last few ``log_dlt`` (the two
+        sides of a guarantee ask for the same one)."""
+        solved = self._face().solved
+        e = solved.get(log_dlt)
+        if e is None:
+            if len(solved) >= 16:
+                solved.clear()
+            e = solved[log_dlt] = self._epsilon_nominal_uncached(log_dlt)
+        return e
+
+    def _epsilon_nominal_uncached(self, log_dlt: float) -> float:
         if log_dlt >= self._log_delta_nominal(0.0):
             return 0.0
         if log_dlt < self._log_p_inf:
@@ -751,6 +804,25 @@ class PrivacyRegion:
             raise InternalError(f"epsilon: delta({hi!r}) exceeds delta at a breakpoint where it should "
                                 f"not (a defect in lpdp: please report it)")
         return bisect(lambda e: not valid(e), lo, hi)[1]    # keeping valid(hi), not valid(lo)
+
+    def _crossing(self, log_dlt: float, shift: float, upper: bool) -> tuple[float, float] | None:
+        """Adjacent doubles around the ε where one certified side's ``log δ`` (from the prefix face)
+        crosses ``log_dlt`` (the side above it at the first, at or below at the second), searched from
+        the nominal answer moved by ``shift`` (:func:`lpdp._search.crossing_near`); ``None`` when that
+        finds none or the face's bound is too wide there."""
+        if not self._loss.size:
+            return None
+        guess = self._epsilon_nominal(log_dlt)
+        if not (math.isfinite(guess) and guess > 0.0):
+            return None
+        guess = guess + shift if shift else guess
+
+        def below(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            val, ok = self._certified_face(x, upper)
+            return val > log_dlt, ok
+
+        # one refinement round: within ~1/65 of the first bracket (a few ulps of the certified crossing)
+        return crossing_near(below, guess, rounds=1) if guess > 0.0 else None
 
     def _beyond_from(self) -> float:
         """The least ``e`` from which no finite atom of the exact pair can have a loss above ``e`` (upper
@@ -797,6 +869,12 @@ class PrivacyRegion:
                 return _NEG_INF          # δ(e) is exactly the +inf mass, a given double <= delta
             return float(self._certified(np.array([e]), upper=True)[0])
 
+        if dlt > 0.0 and exact_inf is None:
+            # the nominal answer, then a few vectorised certified evaluations around it (adjacent doubles
+            # where the certified δ crosses delta); the searches below where that finds no crossing
+            found = self._crossing(log_dlt, eta, upper=True)
+            if found is not None:
+                return found[1]
         if cert(0.0) <= log_dlt:
             return 0.0
         if self._log_p_inf > _NEG_INF and cert(math.inf if not self._loss.size else
@@ -850,6 +928,10 @@ class PrivacyRegion:
         def cert(e: float) -> float:
             return float(self._certified(np.array([e]), upper=False)[0])
 
+        if dlt > 0.0:
+            found = self._crossing(log_dlt, -(eta + self._err.loss_down), upper=False)
+            if found is not None:
+                return found[0]
         if cert(0.0) <= log_dlt:
             return 0.0
         if self._log_p_inf > _NEG_INF:
@@ -906,7 +988,7 @@ class PrivacyRegion:
         # β after the first i atoms is the P-mass of the atoms still to come: a tail sum of positive
         # terms (not 1 - a cumulative sum, whose cancellation leaves an absolute error of about 1e-16
         # on a β of 1e-10), so small β keep their relative accuracy.
-        tail = np.exp(_log_cumsum(self._log_p[::-1])[::-1])
+        tail = np.exp(_log_cumsum(self._log_p[::-1])[0][::-1])
         parts = ([1.0, -math.expm1(self._log_p_inf)], tail[1:], [0.0]) if q.size else ([1.0, 0.0],)
         y = np.concatenate(parts)
         if q.size:
@@ -1130,6 +1212,10 @@ def largest_delta_gap(tight: PrivacyRegion, loose: PrivacyRegion) -> tuple[float
 
 #: Certified evaluations of several ε at once use one dense (ε × atoms) array up to this many cells.
 _DENSE_CELLS = 1 << 20
+#: Error bound (nats, i.e. relative) of a prefix-face answer that a certified query keeps beyond 1.25 times
+#: the term-by-term evaluation's own (``16 u |log δ|`` and the route's error at the terms' mean depth); a
+#: larger one (deep tails of huge lattices) is evaluated term by term.
+FACE_RTOL = 2.0 ** -43
 #: A scaled cumulative sum below this (relative to its reference) is not trusted: go one level deeper.
 _CUM_DEEP = 1e-250
 #: Each level moves the reference down by ``-log(_CUM_DEEP)`` nats.
@@ -1138,8 +1224,10 @@ _CUM_SPAN = 575.0
 _CUM_LEVELS = 16
 
 
-def _row_log_cumsum(v: np.ndarray) -> np.ndarray:
-    """``log Σ_{t' <= t} e^{v[r, t']}`` along each row of a 2-D array, in scaled linear arithmetic.
+def _row_log_cumsum(v: np.ndarray, err: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+    """``log Σ_{t' <= t} e^{v[r, t']}`` along each row of a 2-D array, in scaled linear arithmetic, and,
+    when ``err`` (absolute bounds on the errors of ``v``, 0 where ``v = -inf``) is given, a bound on the
+    error of each output (``inf`` where none is derived); else ``None``.
 
     Per row, ``cumsum(exp(v - ref))`` with ``ref`` the row's maximum: a sum of positive terms (relative
     error at most ``B u`` for rows of length B). A prefix below ``_CUM_DEEP`` (its terms underflowed) is
@@ -1147,27 +1235,49 @@ def _row_log_cumsum(v: np.ndarray) -> np.ndarray:
     along a row, so the unresolved entries are a prefix of it); the few left after ``_CUM_LEVELS`` levels
     (more than 9000 nats below their row's maximum) fall back to ``np.logaddexp.accumulate``. A resolved
     entry loses only terms below ``e^{ref - 745}``, i.e. nothing at double precision.
+
+    The bound (running error analysis, docs/reliability.md, "Certified prefix face"): term ``j`` is
+    ``exp(fl(v_j - ref))``, off its exact value by ``τ_j = err_j + u |v_j - ref| + 2 u`` in log; the
+    cumulative sum of positive terms adds ``t u`` relative at position ``t`` (``t`` terms added) and the
+    weighted mean of the ``τ_j`` (weights the terms, the sum of ``y_j τ_j`` formed the same way), both
+    taken 1% larger for second-order terms, and terms in the subnormal range or flushed to 0 at most
+    ``2^-1074`` each; the ``log`` adds ``2 u (|log cs| + 1)`` and adding ``ref`` back ``u |out|``.
     """
     out = np.full(v.shape, _NEG_INF)
+    bound = None if err is None else np.full(v.shape, math.inf)
     top = np.max(v, axis=1, initial=_NEG_INF)
     live = np.isfinite(top)
     pending = live[:, None] & (np.maximum.accumulate(v, axis=1) > _NEG_INF)
+    if bound is not None:
+        bound[~pending] = 0.0           # -inf entries (no mass before them) are exact
+    u = UNIT_ROUNDOFF
     for level in range(_CUM_LEVELS):
         cols = np.flatnonzero(pending.any(axis=0))
         if cols.size == 0:
-            return out
+            return out, bound
         width = int(cols[-1]) + 1
         ref = np.where(live, top - _CUM_SPAN * level, 0.0)[:, None]
         with np.errstate(under="ignore", over="ignore"):
-            cs = np.cumsum(np.exp(np.minimum(v[:, :width] - ref, 700.0)), axis=1)
+            y = np.exp(np.minimum(v[:, :width] - ref, 700.0))
+            cs = np.cumsum(y, axis=1)
         ok = pending[:, :width] & (cs >= _CUM_DEEP)
         with np.errstate(divide="ignore"):
             out[:, :width][ok] = np.log(cs[ok]) + np.broadcast_to(ref, cs.shape)[ok]
+        if bound is not None and ok.any():
+            with np.errstate(invalid="ignore", over="ignore"):
+                fin = np.isfinite(v[:, :width])
+                tau = np.where(fin, err[:, :width] + u * np.abs(v[:, :width] - ref) + 2 * u, 0.0)
+                weighted = np.cumsum(np.where(fin, y * tau, 0.0), axis=1)
+            t = np.arange(1, width + 1, dtype=float)[None, :]
+            rel = 1.01 * (weighted / np.where(ok, cs, 1.0) + t * u) + t * 2.0 ** -1074 / np.where(ok, cs, 1.0)
+            res = out[:, :width]
+            bound[:, :width][ok] = (rel + 2 * u * (np.abs(np.log(np.where(ok, cs, 1.0))) + 1)
+                                    + u * np.abs(np.where(ok, res, 0.0)))[ok]
         pending[:, :width] &= ~ok
     for r in np.flatnonzero(pending.any(axis=1)):
         exact = np.logaddexp.accumulate(v[r])
-        out[r, pending[r]] = exact[pending[r]]
-    return out
+        out[r, pending[r]] = exact[pending[r]]        # no bound derived here: it stays inf
+    return out, bound
 
 
 def _blocks(n: int) -> int:
@@ -1175,20 +1285,58 @@ def _blocks(n: int) -> int:
     return max(16, math.isqrt(max(n, 1)) + 1)
 
 
-def _log_cumsum(v: np.ndarray) -> np.ndarray:
-    """``log Σ_{j <= t} e^{v_j}`` for every t: blocked, so the relative error is ``O(sqrt(n) u)``."""
+def _log_add_bound(x: np.ndarray, y: np.ndarray, ex: np.ndarray, ey: np.ndarray, out: np.ndarray
+                   ) -> np.ndarray:
+    """Error bound of ``out = logaddexp(x, y)`` from the inputs' bounds: ``log(e^x + e^y)`` moves by the
+    weighted mean of the inputs' errors (weights ``e^{x - out}``, ``e^{y - out}``, taken 1% larger for
+    the rounding of ``out`` and second-order terms), and its own rounding (a subtraction, ``exp``,
+    ``log1p``, an addition) is within ``u (|out| + 8)``; exact when an input is ``-inf``."""
+    one_sided = (x == _NEG_INF) | (y == _NEG_INF)
+    with np.errstate(invalid="ignore", over="ignore", under="ignore"):
+        fin = np.isfinite(out)
+        ref = np.where(fin, out, 0.0)
+        wx = np.where(x == _NEG_INF, 0.0, np.exp(np.minimum(np.where(fin, x, 0.0) - ref, 0.0)) * ex)
+        wy = np.where(y == _NEG_INF, 0.0, np.exp(np.minimum(np.where(fin, y, 0.0) - ref, 0.0)) * ey)
+        e = np.where(one_sided, wx + wy, 1.01 * (wx + wy))
+        return np.where(one_sided, e, e + UNIT_ROUNDOFF * (np.abs(ref) + 8))
+
+
+def _log_add_one(x: float, y: float, ex: float, ey: float, out: float) -> float:
+    """:func:`_log_add_bound` for one pair of floats (the same bound)."""
+    if x == _NEG_INF or y == _NEG_INF:
+        return (0.0 if x == _NEG_INF else ex) + (0.0 if y == _NEG_INF else ey)
+    ref = out if math.isfinite(out) else 0.0
+    w = math.exp(min(x - ref, 0.0)) * ex + math.exp(min(y - ref, 0.0)) * ey
+    return 1.01 * w + UNIT_ROUNDOFF * (abs(ref) + 8)
+
+
+def _log_cumsum(v: np.ndarray, err: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+    """``log Σ_{j <= t} e^{v_j}`` for every t: blocked, so the relative error is ``O(sqrt(n) u)``; with
+    ``err`` (bounds on the errors of ``v``), a bound on each output's error (see :func:`_row_log_cumsum`)."""
     n = v.size
     if n == 0:
-        return v.copy()
+        return v.copy(), (None if err is None else v.copy())
     b = _blocks(n)
     rows = -(-n // b)
     padded = np.full(rows * b, _NEG_INF)
     padded[:n] = v
-    local = _row_log_cumsum(padded.reshape(rows, b))
-    carry = _row_log_cumsum(local[:, -1][None, :])[0]
+    pad_err = None
+    if err is not None:
+        pad_err = np.zeros(rows * b)
+        pad_err[:n] = err
+        pad_err = pad_err.reshape(rows, b)
+    local, e_local = _row_log_cumsum(padded.reshape(rows, b), pad_err)
+    carry_in = None if e_local is None else e_local[:, -1][None, :]
+    carry, e_carry = _row_log_cumsum(local[:, -1][None, :], carry_in)
+    carry = carry[0]
     out = local.copy()
     out[1:] = np.logaddexp(local[1:], carry[:-1, None])
-    return out.ravel()[:n]
+    if e_local is None or e_carry is None:
+        return out.ravel()[:n], None
+    bound = e_local.copy()
+    bound[1:] = _log_add_bound(local[1:], np.broadcast_to(carry[:-1, None], local[1:].shape), e_local[1:],
+                               np.broadcast_to(e_carry[0, :-1, None], local[1:].shape), out[1:])
+    return out.ravel()[:n], bound.ravel()[:n]
 
 
 class _Face:
@@ -1208,39 +1356,92 @@ class _Face:
     ``1 - δ(ε) = Σ_{j>n} p_j + e^{ε - L_n} D_n`` uses suffix sums of p the same way.
     """
 
-    __slots__ = ("loss", "log_p_inf", "log_c", "log_d", "log_tail")
+    __slots__ = ("loss", "log_p", "log_p_inf", "log_c", "log_d", "_log_tail", "err_c", "err_d", "solved")
 
-    def __init__(self, loss: np.ndarray, log_p: np.ndarray, log_p_inf: float) -> None:
+    def __init__(self, loss: np.ndarray, log_p: np.ndarray, log_p_inf: float,
+                 mass_err: np.ndarray | None = None, inf_err: float = 0.0) -> None:
+        """``mass_err`` (per atom) and ``inf_err`` bound the stored log masses' own errors (the route's
+        :class:`~lpdp._numerics.ErrorBound`); ``err_c`` and ``err_d`` then bound the errors of ``log_c``
+        and ``log_d`` against the exact pair's (``inf`` where no bound is derived; see
+        :meth:`certified_log_delta`)."""
         n = loss.size
         self.loss = loss
+        self.log_p = log_p
         self.log_p_inf = log_p_inf
+        self._log_tail: np.ndarray | None = None
+        self.solved: dict[float, float] = {}      # nominal ε at recent log δ (both sides ask for it)
         if n == 0:
-            self.log_c = self.log_d = self.log_tail = np.empty(0)
+            self.log_c = self.log_d = self.err_c = self.err_d = np.empty(0)
             return
+        u = UNIT_ROUNDOFF
         b = _blocks(n)
         rows = -(-n // b)
         L = np.full(rows * b, loss[-1])
         L[:n] = loss
         lp = np.full(rows * b, _NEG_INF)
         lp[:n] = log_p
-        L, lp = L.reshape(rows, b), lp.reshape(rows, b)
+        me = np.zeros(rows * b)
+        if mass_err is not None:
+            me[:n] = mass_err
+        L, lp, me = L.reshape(rows, b), lp.reshape(rows, b), me.reshape(rows, b)
         anchor = L[:, :1]
         # Within a row: Σ_{s<=j<=n} p_j e^{L_n - L_j} = e^{L_n - L_s} Σ_{s<=j<=n} p_j e^{L_s - L_j}.
-        log_d = _row_log_cumsum(lp + (anchor - L)) + (L - anchor)
+        shift = anchor - L                               # one rounding: u |shift|
+        v = lp + shift                                   # one more: u |v|
+        with np.errstate(invalid="ignore"):
+            e_v = np.where(np.isfinite(v), me + u * (np.abs(shift) + 2 * np.abs(v)), 0.0)
+        row, e_row = _row_log_cumsum(v, e_v)
+        log_d = row + (L - anchor)
+        assert e_row is not None
+        with np.errstate(invalid="ignore"):
+            e_d = np.where(np.isfinite(log_d), e_row + u * (np.abs(shift) + np.abs(log_d)), 0.0)
         # Carry D across rows: D_n += e^{L_n - L_{s-1}} D_{s-1} (one short loop over the rows).
-        end = np.empty(rows)
-        prev, prev_loss = _NEG_INF, 0.0
-        for r in range(rows):
-            if r:
-                log_d[r] = np.logaddexp(log_d[r], prev + (L[r] - prev_loss))
-            prev, prev_loss = float(log_d[r, -1]), float(L[r, -1])
-            end[r] = prev
-        log_d = log_d.ravel()[:n]
-        with np.errstate(divide="ignore"):
-            steps = log1mexp(np.diff(loss)) + log_d[:-1]
+        within, e_within = log_d.copy(), e_d.copy()
+        for r in range(1, rows):
+            log_d[r] = np.logaddexp(log_d[r], float(log_d[r - 1, -1]) + (L[r] - L[r - 1, -1]))
+        # each row's last log D after its carry, and its bound: a scalar recursion over the rows
+        prev = log_d[:, -1].copy()
+        last_l, last_w, last_e = L[:, -1].tolist(), within[:, -1].tolist(), e_within[:, -1].tolist()
+        last_d = prev.tolist()
+        errs = [last_e[0]]
+        for r in range(1, rows):
+            if last_d[r - 1] > _NEG_INF:
+                gap = last_l[r] - last_l[r - 1]
+                carried = last_d[r - 1] + gap
+                e_carried = errs[-1] + u * (abs(gap) + abs(carried))
+                errs.append(_log_add_one(last_w[r], carried, last_e[r], e_carried, last_d[r]))
+            else:
+                errs.append(last_e[r])
+        prev_err = np.array(errs)
+        if rows > 1:                          # every row's bound from the carried one, in one pass
+            gap = L[1:] - L[:-1, -1:]
+            carried = prev[:-1, None] + gap
+            with np.errstate(invalid="ignore"):
+                e_carried = prev_err[:-1, None] + u * (np.abs(gap) + np.abs(carried))
+            e_d[1:] = _log_add_bound(within[1:], carried, e_within[1:], e_carried, log_d[1:])
+        log_d, e_d = log_d.ravel()[:n], e_d.ravel()[:n]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            gaps = np.diff(loss)
+            l1m = log1mexp(gaps)
+            steps = l1m + log_d[:-1]
+            # the rounded difference moves log1mexp by at most u (its slope times |gap| is below 1),
+            # log1mexp itself a few ulps, the sum one rounding
+            e_steps = np.where(np.isfinite(steps), e_d[:-1] + u * (4 * np.abs(l1m) + 6 + np.abs(steps)), 0.0)
+        cum, e_cum = _log_cumsum(steps, e_steps)
+        assert e_cum is not None
+        first = np.concatenate(([_NEG_INF], cum))
         self.log_d = log_d
-        self.log_c = np.logaddexp(log_p_inf, np.concatenate(([_NEG_INF], _log_cumsum(steps))))
-        self.log_tail = _log_cumsum(log_p[::-1])[::-1]
+        self.log_c = np.logaddexp(log_p_inf, first)
+        self.err_d = e_d
+        self.err_c = _log_add_bound(np.full(n, log_p_inf), first, np.full(n, inf_err),
+                                    np.concatenate(([0.0], e_cum)), self.log_c)
+
+    @property
+    def log_tail(self) -> np.ndarray:
+        """``log Σ_{j >= n} p_j`` (suffix sums of p, for ``1 - δ``; built on first use)."""
+        if self._log_tail is None:
+            self._log_tail = _log_cumsum(self.log_p[::-1])[0][::-1]
+        return self._log_tail
 
     def _above(self, eps: np.ndarray) -> np.ndarray:
         """How many atoms have a loss above each ε (losses are sorted in decreasing order)."""
@@ -1254,6 +1455,30 @@ class _Face:
         with np.errstate(divide="ignore"):
             out[hit] = np.logaddexp(self.log_c[i], log1mexp(eps[hit] - self.loss[i]) + self.log_d[i])
         return out
+
+    def certified_log_delta(self, eps: np.ndarray, upper: bool) -> tuple[np.ndarray, np.ndarray]:
+        """``log δ`` at each ε (the exact pair's losses taken as the stored ones: the caller shifts ε by
+        the loss error) with its error bound from the face's running bounds, rounded outward: ``(value,
+        bound)``; the caller keeps the values whose bound is small enough (:data:`FACE_RTOL`). Where no
+        atom lies above ε the bound is ``inf`` (the caller's term-by-term evaluation answers)."""
+        n = self._above(eps)
+        out = np.full(eps.shape, _NEG_INF)
+        bound = np.full(eps.shape, math.inf)
+        hit = n > 0
+        if not hit.any():
+            return out, bound
+        u = UNIT_ROUNDOFF
+        i = n[hit] - 1
+        with np.errstate(divide="ignore", invalid="ignore"):
+            x = eps[hit] - self.loss[i]
+            l1m = log1mexp(x)
+            t = l1m + self.log_d[i]
+            e_t = self.err_d[i] + u * (4 * np.abs(l1m) + 6 + np.abs(t))
+            val = np.logaddexp(self.log_c[i], t)
+            e = _log_add_bound(self.log_c[i], t, self.err_c[i], e_t, val) * (1 + 2.0 ** -20)
+            out[hit] = np.nextafter(val + e, np.inf) if upper else np.nextafter(val - e, -np.inf)
+        bound[hit] = np.where(np.isfinite(val), e, math.inf)
+        return out, bound
 
     def log_cosupport(self, eps: np.ndarray) -> np.ndarray:
         n = self._above(eps)

@@ -20,14 +20,19 @@ from functools import cached_property
 import numpy as np
 
 from lpdp import _special as special
-from lpdp._numerics import balle_wang_float, gaussian_delta_bounds
-from lpdp._search import bisect, bisect_array
+from lpdp._numerics import (
+    balle_wang_float,
+    gaussian_delta_bounds,
+    gaussian_delta_float,
+    gaussian_epsilon_nominal,
+)
+from lpdp._search import bisect, bisect_array, crossing_near
 from lpdp._validate import check_int, check_positive
 from lpdp.errors import ParameterError
 from lpdp.region import PrivacyRegion
 
-__all__ = ["TradeoffFunction", "gaussian", "gaussian_delta", "gaussian_hockey", "composed_mu", "laplace",
-           "from_callable"]
+__all__ = ["TradeoffFunction", "gaussian", "gaussian_delta", "gaussian_epsilon", "gaussian_hockey",
+           "composed_mu", "laplace", "from_callable"]
 
 ArrayLike = float | np.ndarray
 _SQRT2 = math.sqrt(2.0)
@@ -93,6 +98,7 @@ class TradeoffFunction:
     _delta: Callable[[np.ndarray], np.ndarray] | None = None
     _c: float | None = None
     _compose: Callable[[int], TradeoffFunction] | None = None
+    _epsilon: Callable[[float], float] | None = None
 
     # ------------------------------------------------------------------ f and its derivatives
     def __call__(self, t: ArrayLike) -> ArrayLike:
@@ -200,6 +206,8 @@ class TradeoffFunction:
         return _scalar(out, delta)
 
     def _epsilon_one(self, delta: float) -> float:
+        if self._epsilon is not None:
+            return self._epsilon(delta)
         if float(self.delta(0.0)) <= delta:
             return 0.0
         if delta < 1.0 - self.f0 or delta == 0.0:
@@ -266,6 +274,57 @@ def gaussian_delta(epsilon: ArrayLike, mu: float, side: str = "upper") -> ArrayL
     return _scalar(hi if side == "upper" else lo, epsilon)
 
 
+def gaussian_epsilon(delta: float, mu: float, side: str = "upper") -> float:
+    """Certified ``ε(δ)`` of ``G_μ``: ``side="upper"`` (default) the smallest ε (to adjacent doubles) whose
+    certified upper δ (:func:`gaussian_delta`) is at most ``delta``, so the exact ε(δ) is at or below it
+    (``inf`` when no ε is); ``"lower"`` the largest ε whose certified lower δ is still above ``delta``, so
+    the exact ε(δ) is above it (0 when no ε >= 0 is).
+
+    The float closed form gives the crossing to a few ulps (:func:`lpdp._numerics.gaussian_epsilon_nominal`);
+    the certified evaluation at points stepping outward from it, then between the two that straddle the
+    answer (:func:`lpdp._search.crossing_near`, a handful of vectorised evaluations), finds the adjacent
+    doubles where the certified side crosses ``delta``. Where that float bound is not accepted (the
+    crossing far in a tail, μ tiny) it falls back to a bisection of :func:`gaussian_delta` (mpmath where
+    needed). Either way the answer is checked by the certified side itself, so it is sound whatever the
+    guess.
+
+    Examples
+    --------
+    >>> from lpdp.tradeoff import gaussian_delta, gaussian_epsilon
+    >>> e = gaussian_epsilon(1e-5, 1.0)
+    >>> gaussian_delta(e, 1.0) <= 1e-5 < gaussian_delta(gaussian_epsilon(1e-5, 1.0, "lower"), 1.0, "lower")
+    True
+    """
+    upper = side == "upper"
+    if not upper and side != "lower":
+        raise ParameterError(f"side={side!r}: must be 'upper' or 'lower'")
+
+    def above(e: float) -> bool:
+        return float(gaussian_delta(e, mu, side)) > delta
+
+    if 0.0 < delta < 1.0:
+        guess = gaussian_epsilon_nominal(delta, mu)
+
+        def below(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            lo, hi, ok = gaussian_delta_float(x, mu, for_epsilon=True)
+            return (hi if upper else lo) > delta, ok
+
+        found = crossing_near(below, guess)
+        if found is not None:
+            return found[1] if upper else found[0]
+    if not above(0.0):
+        return 0.0
+    if delta == 0.0 and upper:
+        return math.inf
+    hi = 1.0
+    while above(hi):
+        if hi > 1e300:  # the smallest valid ε is beyond double range
+            return math.inf if upper else hi
+        hi *= 2.0
+    lo, hi = bisect(above, 0.0, hi)
+    return hi if upper else lo
+
+
 @dataclass(frozen=True)
 class GaussianLower:
     """The attack side of ``G_μ``'s profile: ``delta`` and ``epsilon`` never above the exact ones.
@@ -292,17 +351,7 @@ class GaussianLower:
         return _scalar(out, delta)
 
     def _one(self, delta: float) -> float:
-        def above(e: float) -> bool:
-            return float(gaussian_delta(e, self.mu, "lower")) > delta
-
-        if not above(0.0):
-            return 0.0
-        hi = 1.0
-        while above(hi):
-            if hi > 1e300:
-                return hi
-            hi *= 2.0
-        return bisect(above, 0.0, hi)[0]    # above(lo), not above(hi)
+        return gaussian_epsilon(delta, self.mu, "lower")
 
 
 def gaussian_hockey(c: np.ndarray, mu: float) -> np.ndarray:
@@ -395,7 +444,7 @@ def gaussian(mu: float) -> TradeoffFunction:
         return np.asarray(gaussian_delta(eps, mu))
 
     return TradeoffFunction(f"G_{mu:g}", f, df, d2f, delta, float(special.ndtr(-mu / 2)),
-                            lambda k: gaussian(composed_mu([(mu, k)])))
+                            lambda k: gaussian(composed_mu([(mu, k)])), lambda d: gaussian_epsilon(d, mu))
 
 
 def laplace(b: float) -> TradeoffFunction:

@@ -24,6 +24,7 @@ Both are :meth:`PrivacyRegion.intersect` of Kairouz compositions (exact losses, 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -101,8 +102,11 @@ def _alpha_terms(arith: Any, e1: Any, e2: Any, d1: Any, d2: Any) -> tuple[Any, A
     return big_a, big_b, 1 - d2 * big_a + d1 * big_b
 
 
+@functools.lru_cache(maxsize=256)
 def _classify(first: tuple[float, float], second: tuple[float, float]) -> _Active | tuple[float, float]:
-    """The active pair, or the single binding constraint when one region contains the other (Thms 2-3)."""
+    """The active pair, or the single binding constraint when one region contains the other (Thms 2-3).
+    Memoised (a pure function of four doubles whose 40-digit logs cost ~0.2 ms, a fifth of a small
+    lattice; sweeps and repeated queries ask for the same pair again)."""
     (e1, d1), (e2, d2) = _ordered(first, second)
     if not e1 > e2:
         return (e1, d1)   # δ1 <= δ2 and ε1 <= ε2: R(ε1, δ1) ⊆ R(ε2, δ2)

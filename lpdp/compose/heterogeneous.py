@@ -16,6 +16,7 @@ sort: two levels with counts of 1000 each (10^6 points) take well under a second
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
 from fractions import Fraction
@@ -105,9 +106,11 @@ def heterogeneous(times: Mapping[float, int]) -> PrivacyRegion:
                              error=err)
 
 
+@functools.lru_cache(maxsize=256)
 def _agree_error(eps: float, count: int) -> ErrorBound:
     """:func:`~lpdp._numerics.binomial_error` of :func:`_log_agree` (success probability
-    ``e^ε / (1 + e^ε)``, exact, against the rounded one)."""
+    ``e^ε / (1 + e^ε)``, exact, against the rounded one). Memoised (40-digit arithmetic, ~0.2 ms per
+    level: a fifth of a small composition, asked for again by sweeps and repeated queries)."""
     import mpmath
 
     with mpmath.workdps(40):

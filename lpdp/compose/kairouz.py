@@ -10,6 +10,7 @@ relative).
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -35,11 +36,14 @@ _BYTES_PER_ATOM = 256.0
 _OPS_PER_ATOM = 100.0
 
 
+@functools.lru_cache(maxsize=256)
 def rr_binomial_error(eps: float, k: int, lp: float, lq: float) -> tuple[BinomialCorrection, ErrorBound]:
     """The correction of the k-fold ε randomised response's binomial to the exact ``1 / (1 + e^ε)``
     (:func:`~lpdp._numerics.binomial_correction`) and the bound of its atoms (docs/reliability.md,
     "Kairouz"): the corrected binomial's, the losses ``(k - 2i) ε`` exact and rounded outward
-    (``2 u |L|``), and ``(1 - δ)^k`` in log space (4 u per nat)."""
+    (``2 u |L|``), and ``(1 - δ)^k`` in log space (4 u per nat). Memoised: a pure function of its
+    numbers whose 40-digit logs cost ~0.2 ms, a fifth of a small route (sweeps over k, repeated
+    accountant queries and the filters' baselines ask for the same ones again)."""
     import mpmath
 
     with mpmath.workdps(40):
