@@ -21,7 +21,10 @@ def run(capsys, *argv):
 def test_region_summary_and_json(capsys):
     code, out, _ = run(capsys, "region", "--dp", "1.3,0", "--dp", "0.5,0.2", "--at", "1")
     assert code == 0 and "profile" in out and "delta(1)" in out
-    code, out, _ = run(capsys, "region", "--dp", "1.3,0", "--dp", "0.5,0.2", "--at", "1", "--json")
+    code, out, err = run(capsys, "region", "--dp", "1.3,0", "--dp", "0.5,0.2", "--at", "1", "--json")
+    assert "several --dp: read as one mechanism meeting them all, --dp 1.3,0/0.5,0.2" in err
+    code_new, out_new, err_new = run(capsys, "region", "--dp", "1.3,0/0.5,0.2", "--at", "1", "--json")
+    assert code_new == 0 and err_new == "" and out_new == out       # the one form, silent
     doc = json.loads(out)
     exact = PrivacyRegion.from_dp(1.3, 0).intersect(PrivacyRegion.from_dp(0.5, 0.2))
     assert doc["delta_at"][0][1] == pytest.approx(float(exact.delta(1.0)), rel=1e-12)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from lpdp.cli._common import Result, add_output_options, emit, parse_pair, region_summary, regions_plot
+from lpdp.cli.flags import warn
 from lpdp.display import format_upper
 from lpdp.errors import ParameterError
 
@@ -15,6 +16,15 @@ def _constraints(values: list[str] | None) -> list[tuple[float, float]]:
     return [parse_pair(v, "--dp") for v in values]
 
 
+def _one_mechanism(values: list[str] | None) -> list[tuple[float, float]]:
+    """The constraints of ``lpdp region``'s one mechanism: ``--dp EPS,DELTA[/EPS,DELTA...]`` as in every
+    command (:mod:`lpdp.cli.flags`); several ``--dp`` (the older spelling) are read as one, with a note."""
+    if values and len(values) > 1:
+        warn(f"several --dp: read as one mechanism meeting them all, --dp {'/'.join(values)} (write it so; "
+             "in lpdp account and lpdp mix several --dp are several mechanisms)")
+    return _constraints([part for v in values or [] for part in v.split("/")])
+
+
 def _label(pairs: list[tuple[float, float]]) -> str:
     return " ∩ ".join(f"R({e:g}, {d:g})" for e, d in pairs)
 
@@ -23,7 +33,7 @@ def _region(args: argparse.Namespace) -> int:
     from lpdp.export import region_dict
     from lpdp.region import PrivacyRegion
 
-    pairs = _constraints(args.dp)
+    pairs = _one_mechanism(args.dp)
     region = PrivacyRegion.from_constraints(pairs)
     label = _label(pairs)
     payload = {"constraints": [list(p) for p in pairs], **region_dict(region, args.at)}
@@ -71,7 +81,9 @@ def _mix(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("region", help="the privacy region of one or more (eps, delta) constraints",
                        description="Exact region of a mechanism that satisfies every --dp constraint.")
-    p.add_argument("--dp", action="append", metavar="EPS,DELTA", help="a constraint (repeatable)")
+    p.add_argument("--dp", action="append", metavar="EPS,DELTA[/EPS,DELTA...]",
+                   help="the mechanism meets every listed (eps, delta) at once (as --dp in every command; "
+                        "several --dp are read as one, with a note)")
     p.add_argument("--at", type=float, nargs="+", metavar="EPS", help="print delta at these epsilons")
     p.add_argument("--lp", action="store_true",
                    help="also solve the --at queries as HiGHS LPs over the intersection (a cross-check)")
