@@ -306,3 +306,31 @@ def test_only_the_router_calls_the_composition_engines():
 def test_the_engine_scan_can_fail():
     tree = ast.parse("from lpdp.compose import double_dp, max_k_within\nfrom lpdp.pld import compose as c\n")
     assert _engine_calls(tree, "lpdp.x") == ["lpdp.compose.double_dp", "lpdp.pld.compose"]
+
+
+def _kind_tests(tree: ast.AST, kinds: set[str]) -> list[int]:
+    """Lines comparing a table's ``kind`` (``d["kind"]``, ``d.get("kind")``) with a mechanism kind's name:
+    a type check by another name."""
+    def reads_kind(node: ast.AST) -> bool:
+        return any(isinstance(n, ast.Constant) and n.value == "kind" for n in ast.walk(node))
+
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            sides = (node.left, *node.comparators)
+            named = {n.value for s in sides for n in ast.walk(s) if isinstance(n, ast.Constant)} & kinds
+            if named and any(reads_kind(s) for s in sides):
+                out.append(node.lineno)
+    return out
+
+
+def test_no_dispatch_on_a_mechanism_kind_outside_its_package():
+    """Outside lpdp/mechanisms a mechanism's table is data: nothing branches on its ``kind`` (ask the
+    mechanism for a face instead)."""
+    from lpdp.mechanisms import KINDS
+
+    found = [f"{_rel(path)}:{line}" for path, tree in _modules(skip=("mechanisms/",))
+             for line in _kind_tests(tree, set(KINDS))]
+    assert not found, "ask the mechanism for a face instead of testing its kind:\n" + "\n".join(found)
+    assert _kind_tests(ast.parse('if d.get("kind") == "gaussian": pass\nif kind == "tradeoff": pass\n'),
+                       set(KINDS)) == [1]
