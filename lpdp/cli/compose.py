@@ -58,16 +58,21 @@ def _parse_pure(texts: list[str]) -> dict[float, int]:
 
 def _constraints(texts: list[str]) -> list[tuple[float, float]]:
     """The constraints of the one mechanism composed: ``--dp EPS,DELTA[/EPS,DELTA...]`` as in every command
-    (:mod:`lpdp.cli.flags`); several ``--dp`` (the older spelling) are read as one, with a note."""
-    if len(texts) > 1:
-        warn(f"several --dp: read as one mechanism meeting them all, --dp {'/'.join(texts)} (write it so; in "
-             "lpdp account several --dp are several mechanisms)")
+    (:mod:`lpdp.cli.flags`); several ``--dp`` (the older spelling) are read as one (:func:`_note_several`)."""
     pairs = []
     for text in (part for t in texts for part in t.split("/")):
         e, d = parse_pair(text, "--dp")
         check_delta(d, f"--dp {text!r} delta", allow_one=False)
         pairs.append((e, d))
     return pairs
+
+
+def _note_several(texts: list[str]) -> None:
+    """The one-line note for several ``--dp`` (given once the command line is known to be valid, so that a
+    refused one prints its error alone)."""
+    if len(texts) > 1:
+        warn(f"several --dp: read as one mechanism meeting them all, --dp {'/'.join(texts)} (write it so; in "
+             "lpdp account several --dp are several mechanisms)")
 
 
 def _composer(pairs: list[tuple[float, float]], method: str, step: float | None = None
@@ -136,6 +141,7 @@ def _dp(args: argparse.Namespace, at: list[float], for_delta: list[float]
         raise ParameterError("-k: the number of compositions is required (or use --max-k-within)")
     if args.step is not None and len(pairs) < 3:
         raise ParameterError(f"--step {args.step}: only used with three or more --dp constraints")
+    _note_several(args.dp)
     region = _composer(pairs, method, args.step)(k)
     payload["k"] = k
     label = f"{k}-fold " + " ∩ ".join(f"R({e:g}, {d:g})" for e, d in pairs) + \

@@ -19,10 +19,11 @@ def _constraints(values: list[str] | None) -> list[tuple[float, float]]:
 def _one_mechanism(values: list[str] | None) -> list[tuple[float, float]]:
     """The constraints of ``lpdp region``'s one mechanism: ``--dp EPS,DELTA[/EPS,DELTA...]`` as in every
     command (:mod:`lpdp.cli.flags`); several ``--dp`` (the older spelling) are read as one, with a note."""
-    if values and len(values) > 1:
+    pairs = _constraints([part for v in values or [] for part in v.split("/")])
+    if values and len(values) > 1:      # after the values are checked: a refused one prints its error alone
         warn(f"several --dp: read as one mechanism meeting them all, --dp {'/'.join(values)} (write it so; "
              "in lpdp account and lpdp mix several --dp are several mechanisms)")
-    return _constraints([part for v in values or [] for part in v.split("/")])
+    return pairs
 
 
 def _label(pairs: list[tuple[float, float]]) -> str:
