@@ -44,8 +44,8 @@ _NAMES = {
 }
 #: Submodules reachable as attributes of the package.
 _SUBMODULES = ("accountant", "calibrate", "compose", "curves", "display", "errors", "export", "fdp",
-               "filters", "interop", "lp", "mechanisms", "mixture", "pld", "plot", "region", "scenarios",
-               "sgd", "testing", "tradeoff", "workload")
+               "filters", "interop", "lp", "mechanisms", "mixture", "parallel", "pld", "plot", "region",
+               "scenarios", "sgd", "sides", "testing", "tradeoff", "workload")
 
 __all__ = [
     "__version__",

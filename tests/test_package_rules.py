@@ -82,6 +82,16 @@ def test_the_scan_can_fail():
         (1, ["GaussianMechanism"]), (2, ["FiniteMechanism"]), (3, ["LaplaceMechanism"])]
 
 
+def test_every_public_module_is_reachable_from_the_package():
+    """``import lpdp`` reaches every public submodule (the command line, ``lpdp.cli``, is the shell)."""
+    import pkgutil
+
+    import lpdp
+
+    public = {m.name for m in pkgutil.iter_modules(lpdp.__path__) if not m.name.startswith("_")}
+    assert public - {"cli"} == set(lpdp._SUBMODULES)
+
+
 def test_library_modules_do_not_import_the_shell():
     found = []
     for path, tree in _modules(skip=("cli/", "scenarios/", "__main__.py")):
