@@ -184,15 +184,18 @@ def log_power(log_base: np.ndarray, k: int, errors: list[ErrorBound] | None = No
             if result is None:
                 result, err_result = square, err_square
             else:
+                # an entry sums at most min(len) products: their mean depth is at most log of that
+                terms = min(result.size, square.size)
                 result = log_convolve(result, square, errors=own)
                 if own is not None:
-                    err_result = err_result.times(err_square).times(own.pop())
+                    err_result = err_result.times(err_square, terms=terms).times(own.pop(), terms=1)
         k >>= 1
         if not k:
             break
+        terms = square.size
         square = log_convolve(square, square, errors=own)
         if own is not None:
-            err_square = err_square.times(err_square).times(own.pop())
+            err_square = err_square.times(err_square, terms=terms).times(own.pop(), terms=1)
     assert result is not None
     if errors is not None:
         errors.append(err_result)

@@ -277,7 +277,10 @@ def _levels(p: _Active, k: int, units: list[int]) -> PrivacyRegion:
     # each base log mass is one rounding of its 40-digit value (u/2 of its magnitude); the merge of ±u2
     # when ε2 = 0 one logaddexp (a few ulps)
     base_err = ErrorBound(mass=4 * UNIT_ROUNDOFF, per_nat=UNIT_ROUNDOFF)
-    err = ErrorBound().times(base_err, k).times(own[0]).widened(per_nat=4 * UNIT_ROUNDOFF)
+    # a level of the k-fold power sums over the count vectors of the four base atoms on it: at most
+    # (k + 1)^2 terms (their mean depth below the level's mass is at most the log of that)
+    err = ErrorBound().times(base_err, k, terms=(k + 1.0) ** 2).times(own[0], terms=1) \
+        .widened(per_nat=4 * UNIT_ROUNDOFF)
     err = level_loss_error(err, slack).with_dropped_top(k * p.e1)
     return region_from_atoms(level_losses(step, ell, slack), log_mass, log_p_inf=log_inf, level=ell,
                              error=_leak_error(err, p, k))

@@ -100,7 +100,7 @@ def heterogeneous(times: Mapping[float, int]) -> PrivacyRegion:
     max_loss = math.fsum(e * x for e, x in levels)
     err = ErrorBound()
     for e, x in levels:
-        err = err.times(_agree_error(e, x))
+        err = err.times(_agree_error(e, x), terms=1)      # one key per combination of counts
     err = err.widened(per_nat=2 * UNIT_ROUNDOFF * len(levels), loss_rel=2 * UNIT_ROUNDOFF)   # the sum of logs
     return region_from_atoms(loss, np.broadcast_to(log_p, loss.shape), tol=merge_tolerance(max_loss),
                              error=err)
@@ -144,8 +144,9 @@ def _by_levels(levels: list[tuple[float, int]], units: list[int]) -> PrivacyRegi
             continue
         part = np.full(u * x + 1, -np.inf)
         part[::u] = _log_agree(e, x, np.arange(x + 1))
+        terms = min(log_h.size, x + 1)     # an entry sums at most this many products
         log_h = log_convolve(log_h, part, floor=-np.inf, errors=own)      # every mass, however deep
-        err = err.times(_agree_error(e, x)).times(own.pop())
+        err = err.times(_agree_error(e, x), terms=terms).times(own.pop(), terms=1)
     ell = 2 * np.arange(total + 1) - total
     step = levels[0][0] / units[0]
     slack = sum(Fraction(x) * abs(Fraction(e) - u * Fraction(step))

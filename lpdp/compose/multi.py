@@ -219,7 +219,9 @@ def _product_atoms(regions: list[PrivacyRegion], counts: list[int], step: float 
     """
     inherited = ErrorBound()
     for e, c, r in zip(errors, counts, regions, strict=True):
-        inherited = inherited.times(e.absolute(float(np.max(np.abs(r.losses), initial=0.0))), c)
+        # an atom of the product sums over the count vectors of the region's atoms that reach it
+        inherited = inherited.times(e.absolute(float(np.max(np.abs(r.losses), initial=0.0))), c,
+                                    terms=math.comb(c + r.losses.size, r.losses.size))
     top_loss = sum(c * float(np.max(np.abs(r.losses), initial=0.0)) for r, c in zip(regions, counts,
                                                                                        strict=True))
     levels = np.unique(np.concatenate([np.abs(r.losses) for r in regions]))
@@ -242,7 +244,7 @@ def _product_atoms(regions: list[PrivacyRegion], counts: list[int], step: float 
         _check_cost([k for k, _ in keyed], counts, step, power=True)
         own: list[ErrorBound] = []
         ell, log_p = _power_1d(keyed, counts, own)
-        err = inherited.times(own[0])
+        err = inherited.times(own[0], terms=1)    # the engine's own rounding is of the result itself
         # how far a key's exact loss Σ n_j L_j can lie from ℓ Δ when L_j is only close to u_j Δ
         slack = _slack(levels, counts, step)
         err = level_loss_error(err, slack).with_dropped_top(top_loss)
@@ -311,12 +313,15 @@ def _power_1d(keyed: list[tuple[np.ndarray, np.ndarray]], counts: list[int], err
         own: list[ErrorBound] = []
         part = log_power(base, count, errors=own)
         binned = merge_error(ErrorBound(), int(np.max(np.bincount(m - m.min()))))
-        part_err = ErrorBound().times(binned, count).times(own[0])
+        levels = int(np.count_nonzero(np.isfinite(base)))
+        part_err = ErrorBound().times(binned, count, terms=math.comb(count + levels - 1, levels - 1)) \
+            .times(own[0], terms=1)
         if total is None:
             total, err = part, part_err
         else:
+            terms = min(total.size, part.size)
             total = log_convolve(total, part, errors=own)
-            err = err.times(part_err).times(own[-1])
+            err = err.times(part_err, terms=terms).times(own[-1], terms=1)
         lo += count * int(m.min())
     errors.append(err)
     assert total is not None
