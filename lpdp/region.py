@@ -1252,28 +1252,36 @@ def _row_log_cumsum(v: np.ndarray, err: np.ndarray | None = None) -> tuple[np.nd
         bound[~pending] = 0.0           # -inf entries (no mass before them) are exact
     u = UNIT_ROUNDOFF
     for level in range(_CUM_LEVELS):
-        cols = np.flatnonzero(pending.any(axis=0))
-        if cols.size == 0:
+        rows = np.flatnonzero(pending.any(axis=1))     # only rows with unresolved entries (row-wise sums)
+        if rows.size == 0:
             return out, bound
-        width = int(cols[-1]) + 1
-        ref = np.where(live, top - _CUM_SPAN * level, 0.0)[:, None]
+        width = int(np.flatnonzero(pending[rows].any(axis=0))[-1]) + 1
+        vr = v[rows, :width]
+        ref = np.where(live[rows], top[rows] - _CUM_SPAN * level, 0.0)[:, None]
         with np.errstate(under="ignore", over="ignore"):
-            y = np.exp(np.minimum(v[:, :width] - ref, 700.0))
+            y = np.exp(np.minimum(vr - ref, 700.0))
             cs = np.cumsum(y, axis=1)
-        ok = pending[:, :width] & (cs >= _CUM_DEEP)
+        ok = pending[rows, :width] & (cs >= _CUM_DEEP)
         with np.errstate(divide="ignore"):
-            out[:, :width][ok] = np.log(cs[ok]) + np.broadcast_to(ref, cs.shape)[ok]
+            res = np.where(ok, np.log(np.where(ok, cs, 1.0)) + ref, _NEG_INF)
+        sub = out[rows, :width]
+        sub[ok] = res[ok]
+        out[rows, :width] = sub
         if bound is not None and ok.any():
             with np.errstate(invalid="ignore", over="ignore"):
-                fin = np.isfinite(v[:, :width])
-                tau = np.where(fin, err[:, :width] + u * np.abs(v[:, :width] - ref) + 2 * u, 0.0)
+                fin = np.isfinite(vr)
+                tau = np.where(fin, err[rows, :width] + u * np.abs(vr - ref) + 2 * u, 0.0)
                 weighted = np.cumsum(np.where(fin, y * tau, 0.0), axis=1)
-            t = np.arange(1, width + 1, dtype=float)[None, :]
-            rel = 1.01 * (weighted / np.where(ok, cs, 1.0) + t * u) + t * 2.0 ** -1074 / np.where(ok, cs, 1.0)
-            res = out[:, :width]
-            bound[:, :width][ok] = (rel + 2 * u * (np.abs(np.log(np.where(ok, cs, 1.0))) + 1)
-                                    + u * np.abs(np.where(ok, res, 0.0)))[ok]
-        pending[:, :width] &= ~ok
+                safe = np.where(ok, cs, 1.0)
+                t = np.arange(1, width + 1, dtype=float)[None, :]
+                rel = 1.01 * (weighted / safe + t * u) + t * 2.0 ** -1074 / safe
+                new = rel + 2 * u * (np.abs(np.log(safe)) + 1) + u * np.abs(np.where(ok, res, 0.0))
+            bsub = bound[rows, :width]
+            bsub[ok] = new[ok]
+            bound[rows, :width] = bsub
+        pend = pending[rows, :width]
+        pend &= ~ok
+        pending[rows, :width] = pend
     for r in np.flatnonzero(pending.any(axis=1)):
         exact = np.logaddexp.accumulate(v[r])
         out[r, pending[r]] = exact[pending[r]]        # no bound derived here: it stays inf

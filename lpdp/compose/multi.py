@@ -240,7 +240,11 @@ def _product_atoms(regions: list[PrivacyRegion], counts: list[int], step: float 
                      f"levels", memory_bytes=8.0 * levels.size * sum(r.losses.size for r in regions),
                      hint="pass step= (a common lattice step)")
     keyed = [(_keys(r, levels, step), lp) for r, lp in zip(regions, log_ps, strict=True)]
-    if step is not None and _sequential_seconds([k for k, _ in keyed], counts) > QUICK_SECONDS:
+    sequential = _sequential_seconds([k for k, _ in keyed], counts) if step is not None else 0.0
+    span = 1.0 + sum(c * float(np.ptp(k)) for (k, _), c in zip(keyed, counts, strict=True))
+    # squaring wins on dense bases; a sparse one (a few constraint levels on a fine step) is cheaper
+    # convolved once per mechanism (n = 4 on a 0.01 step, k = 100: 0.1 s instead of 2.4 s)
+    if step is not None and sequential > QUICK_SECONDS and _power_seconds(span) < sequential:
         _check_cost([k for k, _ in keyed], counts, step, power=True)
         own: list[ErrorBound] = []
         ell, log_p = _power_1d(keyed, counts, own)
