@@ -95,6 +95,8 @@ def each_value(method: F) -> F:
 
 
 def _as_float(name: str, value: object) -> float:
+    if isinstance(value, float):        # float and NumPy's float64: the common case, no ABC lookup
+        return float(value)
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ParameterError(f"{name}={value!r}: must be a real number")
     return float(value)
@@ -147,9 +149,11 @@ def check_positive(value: object, name: str) -> float:
 
 def check_int(value: object, name: str, minimum: int = 1, maximum: int | None = None) -> int:
     """An integer in [minimum, maximum]; floats are accepted only when integral (e.g. 3.0)."""
-    if isinstance(value, bool):
+    if type(value) is int:              # the common case, no ABC lookup
+        v = value
+    elif isinstance(value, bool):
         raise ParameterError(f"{name}={value!r}: must be an integer >= {minimum}")
-    if isinstance(value, numbers.Integral):
+    elif isinstance(value, numbers.Integral):
         v = int(value)
     elif isinstance(value, numbers.Real) and math.isfinite(value) and float(value).is_integer():
         v = int(value)

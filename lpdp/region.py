@@ -18,6 +18,7 @@ three faces").
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -73,7 +74,8 @@ class PrivacyRegion:
     True
     """
 
-    __slots__ = ("_loss", "_log_p", "_log_q", "_log_p_inf", "_log_q_ninf", "_prefix", "_err", "__weakref__")
+    __slots__ = ("_loss", "_log_p", "_log_q", "_log_p_inf", "_log_q_ninf", "_prefix", "_err", "_term_queries",
+                 "__weakref__")
 
     _loss: np.ndarray
     _log_p: np.ndarray
@@ -93,6 +95,7 @@ class PrivacyRegion:
         object.__setattr__(self, "_log_p_inf", float(log_p_inf))
         object.__setattr__(self, "_log_q_ninf", float(log_q_ninf))
         object.__setattr__(self, "_prefix", None)
+        object.__setattr__(self, "_term_queries", 0)
         object.__setattr__(self, "_err", err)
 
     def __setattr__(self, name: str, value: object) -> None:
@@ -286,15 +289,24 @@ class PrivacyRegion:
         pairs = list(constraints)
         if not pairs:
             raise ParameterError("constraints=[]: at least one (epsilon, delta) pair is needed")
-        losses, ds, cs, rel = [], [], [], []
+        checked = []
         for i, pair in enumerate(pairs):
             try:
                 e, d = pair
             except (TypeError, ValueError):
                 raise ParameterError(f"constraints[{i}]={pair!r}: must be an (epsilon, delta) pair")\
                     from None
-            e = check_epsilon(e, f"constraints[{i}].epsilon")
-            d = check_delta(d, f"constraints[{i}].delta")
+            checked.append((check_epsilon(e, f"constraints[{i}].epsilon"),
+                            check_delta(d, f"constraints[{i}].delta")))
+        return _constraints_region(cls, tuple(checked))
+
+    @classmethod
+    def _from_checked_constraints(cls, pairs: tuple[tuple[float, float], ...]) -> PrivacyRegion:
+        """:meth:`from_constraints` of validated pairs (memoised by :func:`_constraints_region`: a region
+        is immutable, and its certified bound costs a few evaluations, a third of a small accountant
+        query that builds its mechanism anew)."""
+        losses, ds, cs, rel = [], [], [], []
+        for e, d in pairs:
             # f_{ε,δ} is the max of the lines 1-δ-e^ε t and e^{-ε}(1-δ-t); write each as 1-d-e^L t.
             losses += [e, -e]
             ds += [d, -math.expm1(-e) + math.exp(-e) * d]
@@ -556,6 +568,10 @@ class PrivacyRegion:
         """Certified ``log δ`` at each ε: from the prefix face with its running error bound where that
         bound is small enough (:meth:`_certified_face`; O(log N) per ε), term by term elsewhere
         (:meth:`_certified_terms`)."""
+        if self._prefix is None and self._term_queries + eps.size <= FACE_AFTER:
+            # a few δ of a fresh region: summing the terms costs less than building the face
+            object.__setattr__(self, "_term_queries", self._term_queries + eps.size)
+            return self._certified_terms(eps, upper)
         val, ok = self._certified_face(eps, upper)
         if not ok.all():
             val[~ok] = self._certified_terms(eps[~ok], upper)
@@ -1167,6 +1183,12 @@ class LowerSide:
         return self.region.log_delta_lower(epsilon)
 
 
+@functools.lru_cache(maxsize=256)
+def _constraints_region(cls: type[PrivacyRegion], pairs: tuple[tuple[float, float], ...]) -> PrivacyRegion:
+    """The memo of :meth:`PrivacyRegion.from_constraints` (validated pairs, exact doubles as keys)."""
+    return cls._from_checked_constraints(pairs)
+
+
 def check_normalised(region: PrivacyRegion, what: str) -> None:
     """Internal consistency check of a region lpdp computed: P and Q each sum to one (to 1e-9).
 
@@ -1212,6 +1234,9 @@ def largest_delta_gap(tight: PrivacyRegion, loose: PrivacyRegion) -> tuple[float
 
 #: Certified evaluations of several ε at once use one dense (ε × atoms) array up to this many cells.
 _DENSE_CELLS = 1 << 20
+#: Certified δ evaluations of a region answered term by term before its prefix face is built (building the
+#: face costs about as much as ~30 term-by-term evaluations; ε queries build it at once).
+FACE_AFTER = 32
 #: Error bound (nats, i.e. relative) of a prefix-face answer that a certified query keeps beyond 1.25 times
 #: the term-by-term evaluation's own (``16 u |log δ|`` and the route's error at the terms' mean depth); a
 #: larger one (deep tails of huge lattices) is evaluated term by term.
