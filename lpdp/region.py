@@ -1668,7 +1668,10 @@ def _profile_upper(region: PrivacyRegion, eps: np.ndarray) -> np.ndarray:
         Lx = Lf.astype(_LD)
         a = lpf.astype(_LD) + (bound + mag).astype(_LD)             # >= log p_j
         log_f = _prefix_log_up(a)
-        log_d = np.minimum(_decayed_prefix_log_up((a - Lx) + mag.astype(_LD), Lx), log_f)
+        chain = _decayed_prefix_log_up((a - Lx) + mag.astype(_LD), Lx)
+        log_d = np.minimum(chain, log_f)
+        # some D_i, i <= k, bounded by a clearly smaller F_i (the chain underflowed there)
+        substituted = np.maximum.accumulate(log_f < chain - _LD(_PROFILE_WIDTH))
         gaps = (Lx[:-1] - Lx[1:]) * (_LD(1) + _LD(2 * v))
         log_c = _prefix_log_up(_log1mexp_up(-gaps).astype(_LD) + log_d[:-1]
                                + (4 * v * (np.abs(log_d[:-1].astype(float)) + 30.0)).astype(_LD))
@@ -1690,12 +1693,23 @@ def _profile_upper(region: PrivacyRegion, eps: np.ndarray) -> np.ndarray:
             alt = _exp_up64(log_f[k]) + rest
         up = np.nextafter(np.minimum(main, alt) * (1 + 4 * u), np.inf)
         out[~direct] = np.minimum(up, 1.0)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            excess = np.log(up) - region._face().log_delta(s[~direct])
-            deepest = np.maximum.accumulate(np.abs(lpf))[k]
-            allowed = _PROFILE_WIDTH + np.asarray(err.log_mass(deepest), dtype=float)
-        wide = ~(excess <= allowed) & (up >= 1e-300)
-        direct[np.flatnonzero(~direct)[wide]] = True
+        # the sum through the chain of D is as tight as its roundings; only where F stood in for some D_i
+        # (an underflowed chain) may it be loose: there it is compared with the prefix face's nominal
+        suspect = np.flatnonzero(substituted[k] & (up >= 1e-300))
+        if suspect.size:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                excess = np.log(up[suspect]) - region._face().log_delta(s[~direct][suspect])
+                deepest = np.maximum.accumulate(np.abs(lpf))[k[suspect]]
+                allowed = _PROFILE_WIDTH + np.asarray(err.log_mass(deepest), dtype=float)
+            wide = suspect[~(excess <= allowed)]
+            direct[np.flatnonzero(~direct)[wide]] = True
+    # no atom above s and no left-out mass there: δ is the +inf mass (its bound, or the exact double)
+    alone = direct & (n == 0) & ~(s < err.dropped_top)
+    if np.any(alone):
+        log_inf = region._log_p_inf
+        widen = err.log_inf(abs(log_inf)) if log_inf > _NEG_INF and err.inf_exact is None else 0.0
+        out[alone] = float(_exp_up(round_up(log_inf + widen) if widen else log_inf))
+        direct &= ~alone
     if np.any(direct):
         out[direct] = region.delta(eps[direct])
     return region._exact_inf(eps, out)
