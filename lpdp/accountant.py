@@ -358,7 +358,7 @@ def _finite_route(parts: list[tuple[Mechanism, int]], method: Method, step: floa
     if all(m.is_symmetric for m, _ in parts):
         return _exact(compose_regions([(m.region(), k) for m, k in parts], step=step), "product")
     forward = directed_product([(m.region(), k) for m, k in parts])
-    backward = directed_product([(_mirror(m.region()), k) for m, k in parts])
+    backward = directed_product([(m.region().mirrored(), k) for m, k in parts])
     return Guarantee(Larger(forward.lower, backward.lower), Larger(forward, backward), True, "product")
 
 
@@ -380,7 +380,7 @@ def _directed_route(parts: list[tuple[Mechanism, int]], tolerance: float | None 
         # its count vectors are an (atoms, outputs) matrix: at most 64 * 10^6 entries (512 MB)
         if k == 1 or (atoms <= MAX_ATOMS and atoms * region.losses.size <= 64 * MAX_ATOMS):
             lo_f, hi_f = power(region, k)
-            lo_b, hi_b = power(_mirror(region), k)
+            lo_b, hi_b = power(region.mirrored(), k)
             return Guarantee(_Below(Larger(lo_f.lower, lo_b.lower)), Larger(hi_f, hi_b), True,
                              "multinomial")
     elif sum(k for _, k in parts) <= DIRECTED_PRODUCT_COUNT:
@@ -431,14 +431,6 @@ class _Below:
         for _ in range(8):
             e = math.nextafter(e, -math.inf)
         return max(e, 0.0)
-
-
-def _mirror(region: PrivacyRegion) -> PrivacyRegion:
-    """The region of the reversed pair (Q, P)."""
-    top = float(np.max(np.abs(region.losses), initial=0.0))
-    return PrivacyRegion.from_log_masses(-region.losses[::-1], region.log_q[::-1], region.log_p[::-1],
-                                         log_p_inf=region.log_q_ninf, log_q_ninf=region.log_p_inf,
-                                         check_total=False, error=region.error.mirrored(top))
 
 
 def _certified(continuous: list[tuple[Mechanism, int]], finite: list[tuple[Mechanism, int]],

@@ -513,6 +513,20 @@ class PrivacyRegion:
         """The same atoms with another error bound (a route's certified floating-point error)."""
         return PrivacyRegion(self._loss, self._log_p, self._log_q, self._log_p_inf, self._log_q_ninf, error)
 
+    def mirrored(self) -> PrivacyRegion:
+        """The region of the reversed pair (Q, P): losses negated, P and Q swapped, the error bound mirrored.
+
+        Examples
+        --------
+        >>> r = PrivacyRegion.from_pair([0.75, 0.25], [0.25, 0.75])
+        >>> bool(abs(r.mirrored().delta(0.0) - r.delta(0.0)) < 1e-12)      # randomized response: symmetric
+        True
+        """
+        top = float(np.max(np.abs(self._loss), initial=0.0))
+        return PrivacyRegion.from_log_masses(-self._loss[::-1], self._log_q[::-1], self._log_p[::-1],
+                                             log_p_inf=self._log_q_ninf, log_q_ninf=self._log_p_inf,
+                                             check_total=False, error=self._err.mirrored(top))
+
     @property
     def lower(self) -> LowerSide:
         """The attack side: ``delta``/``epsilon`` never above the exact pair's (see :meth:`delta_lower`)."""

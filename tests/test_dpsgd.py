@@ -12,6 +12,7 @@ import pytest
 from dp_accounting.pld import privacy_loss_distribution as pld
 
 import lpdp
+import lpdp.pld
 from lpdp.cli import main
 from lpdp.errors import LpdpError, ParameterError
 from lpdp.interop import from_dp_event, to_pld
@@ -70,12 +71,28 @@ def test_subsampled_gaussian_against_mpmath_integration(sigma, rate, k):
         assert hi - lo <= 0.05 * truth
 
 
+@pytest.mark.parametrize("add", [False, True])
+@pytest.mark.parametrize(("sigma", "rate", "k"), [(1.0, 0.3, 1), (0.8, 0.1, 1),
+                                                  pytest.param(1.0, 0.3, 2, marks=pytest.mark.deep)])
+def test_each_direction_against_mpmath_integration(sigma, rate, k, add):
+    """The removal and the addition pair each on its own (the guarantee above keeps the larger)."""
+    law = subsampled(GaussianMechanism(sigma), rate).loss_law(reverse=add)
+    bracket = lpdp.pld.compose([(law, k)])
+    for eps in (0.0, 0.2, 1.0):
+        truth = _reference(sigma, rate, k, eps, add)
+        lo, hi = bracket.delta([eps])
+        assert lo[0] <= truth <= hi[0]
+
+
 @pytest.mark.deep
-def test_subsampled_gaussian_three_fold_against_mpmath_integration():
+@pytest.mark.parametrize("add", [False, True])
+def test_subsampled_gaussian_three_fold_against_mpmath_integration(add):
     sigma, rate = 1.0, 0.3
     p, q = _densities(sigma, rate)
+    if add:
+        p, q = q, p
     mpmath.mp.dps = 15
-    g = lpdp.Accountant().compose(subsampled(GaussianMechanism(sigma), rate), 3).guarantee()
+    bracket = lpdp.pld.compose([(subsampled(GaussianMechanism(sigma), rate).loss_law(reverse=add), 3)])
     cuts = [-20, -3, 0, 1, 4, 20]
 
     def loss(y):
@@ -86,9 +103,22 @@ def test_subsampled_gaussian_three_fold_against_mpmath_integration():
             return max(mpmath.mpf(0), 1 - mpmath.e ** t)
         return mpmath.quad(lambda y: p(y) * nested(t - loss(y), depth - 1), cuts)
 
-    truth = float(nested(mpmath.mpf(1.0), 3))   # the removal pair dominates at ε = 1 here
-    lo, hi = g.delta(1.0)
-    assert lo <= truth <= hi
+    truth = float(nested(mpmath.mpf(1.0), 3))
+    lo, hi = bracket.delta([1.0])
+    assert lo[0] <= truth <= hi[0]
+
+
+def test_rate_one_is_the_gaussian_mechanism():
+    """q = 1: DP-SGD's steps are Gaussian mechanisms, whose composition is G_μ, μ = √k / σ (closed form)."""
+    g = lpdp.dpsgd(2.0, 1.0, 30).guarantee()
+    mpmath.mp.dps = 30
+    mu = mpmath.sqrt(30) / 2
+    for eps in (0.5, 2.0):
+        e = mpmath.mpf(eps)
+        truth = mpmath.ncdf(-e / mu + mu / 2) - mpmath.e ** e * mpmath.ncdf(-e / mu - mu / 2)
+        lo, hi = g.delta(eps)
+        assert lo <= truth <= hi
+        assert hi - lo <= 1e-4 * truth
 
 
 @pytest.mark.deep       # dp_accounting's PLD at 1e-5 takes ~50 s here

@@ -251,3 +251,38 @@ def test_the_filter_quantile_is_at_or_above_the_generalised_inverse_of_the_tail(
         below = u - 1e-9 * max(1.0, abs(u))
         assert ref.tail(mpmath.mpf(below)) > a
         assert m.loss_tail(u, *pair) >= ref.tail(mpmath.mpf(u))
+
+
+def _laplace_renyi(scale: float, rate: float, alpha: float, add: bool) -> mpmath.mpf:
+    """``D_α`` of the removal pair (or the addition pair) by quadrature over the output, 30 digits."""
+    mpmath.mp.dps = 30
+    b, q, a = mpmath.mpf(scale), mpmath.mpf(rate), mpmath.mpf(alpha)
+
+    def lap(y, m):
+        return mpmath.e ** (-abs(y - m) / b) / (2 * b)
+
+    def mix(y):
+        return q * lap(y, 1) + (1 - q) * lap(y, 0)
+
+    first, second = ((lambda y: lap(y, 0)), mix) if add else (mix, (lambda y: lap(y, 0)))
+    total = mpmath.quad(lambda y: first(y) ** a * second(y) ** (1 - a), [-mpmath.inf, 0, 1, mpmath.inf])
+    return mpmath.log(total) / (a - 1)
+
+
+@pytest.mark.parametrize(("scale", "rate"), [(1.0, 0.1), (0.5, 0.02)])
+def test_the_filter_faces_bound_the_exact_values(scale, rate):
+    """What the classical filters charge: D_α at least the exact divergence of both pairs (and below the
+    Laplace mechanism's own: amplified), one round's δ(ε) at least the exact one and close to it, and
+    ρ >= D_α / α."""
+    m = subsampled(LaplaceMechanism(scale), rate)
+    for alpha in (1.5, 2.0, 8.0):
+        d = m.renyi(alpha)
+        exact = max(_laplace_renyi(scale, rate, alpha, add) for add in (False, True))
+        assert exact <= d < LaplaceMechanism(scale).renyi(alpha)
+        assert d <= alpha * m.zcdp_rho()
+    for eps in (0.0, 0.01, 0.05):
+        truth = max(_Reference(scale, rate, add).delta1(mpmath.mpf(eps)) for add in (False, True))
+        d = m.round_delta(eps)
+        assert truth <= d <= truth * (1 + 1e-3) + 1e-12
+    e = m.round_epsilon(1e-6)
+    assert max(_Reference(scale, rate, add).delta1(mpmath.mpf(e)) for add in (False, True)) <= 1e-6

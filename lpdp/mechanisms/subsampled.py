@@ -53,8 +53,8 @@ import numpy as np
 from lpdp._numerics import log1mexp
 from lpdp._validate import check_probability
 from lpdp.errors import NotApplicableError, ParameterError
-from lpdp.mechanisms.base import Mechanism, check_level
-from lpdp.pld import LossLaw
+from lpdp.mechanisms.base import Inputs, Mechanism, check_level, round_up_ulps
+from lpdp.pld import LossLaw, compose
 from lpdp.region import PrivacyRegion
 
 __all__ = ["SubsampledMechanism", "subsampled", "check_scheme", "SCHEMES", "RELATIONS"]
@@ -315,6 +315,7 @@ class SubsampledMechanism(Mechanism):
         self._laws: dict[bool, LossLaw] = {}      # the filter face's loss laws, built once
         self._tables: dict[int, tuple[np.ndarray, np.ndarray]] = {}   # their tail tables
         self._quantiles: dict[tuple[int, float], float] = {}           # and quantiles asked for
+        self._round: tuple[Any, Any] | None = None     # one round's certified profiles, both directions
 
     # ------------------------------------------------------------------ identity
     def _key(self) -> tuple[Any, ...]:
@@ -514,6 +515,103 @@ class SubsampledMechanism(Mechanism):
             return -math.inf
         return math.log(min(tv, 1.0)) + math.log1p(-self.rate) + 8 * _U * (1 + abs(math.log(tv)))
 
+    # ------------------------------------------------------------------ mechanism level (filter baselines)
+    def _round_sides(self) -> tuple[Any, Any]:
+        """One round's profiles, removal and addition pair, each certified from above: a finite mechanism's
+        exact regions (:meth:`region` and its mirror), else the certified engine's upper side at k = 1."""
+        if self._round is None:
+            self._filter_pair()
+            if self.mechanism.is_finite:
+                r = self.region()
+                self._round = (r, r.mirrored())
+            else:
+                self._round = (compose([(self.loss_law(), 1)]).upper,
+                               compose([(self.loss_law(reverse=True), 1)]).upper)
+        return self._round
+
+    def round_delta(self, epsilon: float, inputs: Inputs | None = None) -> float:
+        """``δ(ε)`` of one round, the larger of the removal and the addition pair's, certified from above
+        (exact for a finite mechanism; within the certified engine's bracket otherwise). Poisson only."""
+        return max(float(side.delta(epsilon)) for side in self._round_sides())
+
+    def round_epsilon(self, delta: float, inputs: Inputs | None = None) -> float:
+        """The smallest ``ε >= 0`` with :meth:`round_delta` ``<= δ``, certified from above."""
+        return max(0.0, *(float(side.epsilon(delta)) for side in self._round_sides()))
+
+    def _largest_loss(self) -> float:
+        """The largest ``|L|`` of either pair, rounded up by its loss error (``inf`` when an outcome is
+        impossible under one of the pair): a finite mechanism's region, or a subsampled Laplace law's
+        atoms (its losses lie between them)."""
+        if self.mechanism.is_finite:
+            r = self.region()
+            if r.log_p_inf > -math.inf or r.log_q_ninf > -math.inf:
+                return math.inf
+            top = float(np.max(np.abs(r.losses), initial=0.0))
+            return round_up_ulps(top + r.error.absolute(top).loss)
+        law = self.loss_law()
+        if law.log_sf is not None and not law.losses.size:     # a Gaussian's: unbounded
+            return math.inf
+        return round_up_ulps(float(np.max(np.abs(law.losses), initial=0.0)) + law.loss_error)
+
+    def renyi(self, alpha: float, inputs: Inputs | None = None) -> float:
+        """``D_α`` of one round, the larger of the removal and the addition pair's, rounded up.
+
+        * Finite mechanism: exact, ``log Σ p_j e^{(α-1) L_j} / (α-1)`` over each pair's atoms (``inf`` with an
+          outcome the neighbour cannot produce), widened by the region's float error.
+        * Gaussian (DP-SGD): ``log A_α / (α-1)``, ``A_α = Σ_{k<=α} C(α,k) (1-q)^{α-k} q^k e^{(k²-k) μ²/2}`` at
+          integer α (Mironov, Talwar and Zhang, "Rényi differential privacy of the sampled Gaussian
+          mechanism", 2019, Section 3.3: exact for the removal pair, and ``A_α >= B_α``, the addition
+          pair's); a fractional α is charged at ``ceil(α)`` (``D_α`` is non-decreasing in α; van Erven and
+          Harremoës 2014, Theorem 3).
+        * Laplace: the subsampled pair is ε'-DP with ε' its largest ``|loss|``, so it is a post-processing
+          of randomized response with ε' (Kairouz, Oh and Viswanath 2015, Theorem 2.1), whose ``D_α``
+          bounds it by the data-processing inequality (van Erven and Harremoës 2014, Theorem 9):
+          ``log(p e^{(α-1) ε'} + (1 - p) e^{-(α-1) ε'}) / (α-1)``, ``p = e^ε' / (1 + e^ε')``.
+
+        Examples
+        --------
+        >>> from lpdp.mechanisms import GaussianMechanism
+        >>> m = SubsampledMechanism(GaussianMechanism(1.0), 0.01)
+        >>> round(m.renyi(2.0), 8)         # log(1 + q² (e - 1))
+        0.00017181
+        """
+        a = float(alpha)
+        self._filter_pair()
+        if self.mechanism.is_finite:
+            return max(_region_renyi(r, a) for r in self._round_sides())
+        family = self.mechanism.loss_family(*self._pair())
+        if family is not None and family[0] == "gaussian":
+            return _sampled_gaussian_renyi(self.rate, float(family[1]), math.ceil(a))
+        return _rr_renyi(self._largest_loss(), a)
+
+    def zcdp_rho(self, inputs: Inputs | None = None) -> float:
+        """``ρ`` of one round (Bun and Steinke 2016), rounded up.
+
+        * Bounded losses (a finite mechanism without impossible outcomes; Laplace): ``ε'²/2`` with ε' the
+          largest ``|loss|`` (pure ε'-DP, their Proposition 3.3): amplified by the sampling.
+        * Gaussian: the mechanism's own ``μ²/2``, and no smaller ρ exists: ``ρ`` must bound ``D_α / α`` at
+          every α, and the subsampled Gaussian's ``D_α / α`` tends to ``μ²/2`` as α grows (the term
+          ``k = α`` of ``A_α`` above dominates); subsampling does not amplify zCDP (Bun, Dwork, Rothblum and
+          Steinke 2018 introduce truncated CDP for that). Still a valid ρ: ``D_α`` of a mixture is at most
+          the mechanism's (joint convexity of ``e^{(α-1) D_α}``).
+        """
+        self._filter_pair()
+        family = None if self.mechanism.is_finite else self.mechanism.loss_family(*self._pair())
+        if family is not None and family[0] == "gaussian":
+            return self.mechanism.zcdp_rho()
+        eps = self._largest_loss()
+        if not math.isfinite(eps):
+            raise NotApplicableError(f"{self.label} is not zCDP (an outcome is impossible under a neighbour)")
+        return math.nextafter(eps * eps / 2.0, math.inf)
+
+    def pair_mechanism(self, value: Any, other: Any) -> Mechanism | None:
+        """Itself for its pair in either order (the accountant composes the removal and the addition pair
+        and keeps the larger), ``None`` for other inputs (fixed-size batches: ``None``)."""
+        if self._scheme != "poisson":
+            return None
+        a, b = self._pair()
+        return self if (value, other) in ((a, b), (b, a)) else None
+
     # ------------------------------------------------------------------ filter face
     def _filter_pair(self) -> tuple[Any, Any]:
         if self._scheme != "poisson":
@@ -680,6 +778,52 @@ class SubsampledMechanism(Mechanism):
         if self._relation is not None:
             out["relation"] = self._relation
         return out
+
+
+def _region_renyi(r: PrivacyRegion, alpha: float) -> float:
+    """``D_α`` of a region's pair, ``log Σ_j p_j e^{(α-1) L_j} / (α-1)``, rounded up by the region's error
+    (each exponent moves by at most ``(α-1) η_L + η_ℓ``, so the sum's log by the largest of them) and the
+    sum's own rounding; left-out atoms add at most ``e^{dropped + (α-1) dropped_top}``."""
+    if r.log_p_inf > -math.inf:
+        return math.inf
+    top = float(np.max(np.abs(r.losses), initial=0.0))
+    err = r.error.absolute(top)
+    terms = (alpha - 1) * r.losses + r.log_p
+    total = float(np.logaddexp.reduce(terms)) if terms.size else -math.inf
+    if err.dropped > -math.inf:
+        total = float(np.logaddexp(total, err.dropped + (alpha - 1) * max(err.dropped_top, 0.0)))
+    slack = (alpha - 1) * err.loss + float(np.max(np.asarray(err.log_mass(np.abs(r.log_p))), initial=0.0))
+    slack += 8 * _U * (float(np.max(np.abs(terms), initial=0.0)) + terms.size + 1)
+    return max(round_up_ulps((total + slack) / (alpha - 1)), 0.0)
+
+
+def _sampled_gaussian_renyi(q: float, mu: float, alpha: int) -> float:
+    """``log A_α / (α-1)`` at an integer α >= 2 (:meth:`SubsampledMechanism.renyi`), summed in log space;
+    each term ``log C(α,k) + (α-k) log(1-q) + k log q + (k² - k) μ²/2`` is within ``8u`` of its size plus
+    a few ulps (``lgamma``, ``log1p``), and the sum's log within ``(α + 2) u`` more: both added."""
+    k = np.arange(alpha + 1, dtype=float)
+    log_c = np.array([math.lgamma(alpha + 1) - math.lgamma(j + 1) - math.lgamma(alpha - j + 1)
+                      for j in range(alpha + 1)])
+    log_1q = math.log1p(-q) if q < 1 else -math.inf
+    with np.errstate(invalid="ignore"):
+        terms = log_c + np.where(k < alpha, (alpha - k) * log_1q, 0.0) + k * math.log(q) \
+            + (k * k - k) * (mu * mu / 2)
+    terms = terms[np.isfinite(terms)]
+    total = float(np.logaddexp.reduce(terms))
+    slack = 8 * _U * (float(np.max(np.abs(terms))) + alpha + 2) + 8 * _U * math.lgamma(alpha + 1)
+    return max(round_up_ulps((total + slack) / (alpha - 1)), 0.0)
+
+
+def _rr_renyi(eps: float, alpha: float) -> float:
+    """``D_α`` of randomized response with parameter ε (either order), rounded up: an upper bound for every
+    ε-DP pair (:meth:`SubsampledMechanism.renyi`)."""
+    if not math.isfinite(eps):
+        return math.inf
+    log_p = -math.log1p(math.exp(-eps))           # log(e^ε / (1 + e^ε))
+    log_1p = log_p - eps
+    b = (alpha - 1) * eps
+    d = float(np.logaddexp(log_p + b, log_1p - b)) / (alpha - 1)
+    return max(round_up_ulps(d + 8 * _U * (abs(b) + abs(log_p) + abs(log_1p) + 2) / (alpha - 1)), 0.0)
 
 
 def subsampled(mechanism: Mechanism, rate: float, scheme: str = "poisson",
