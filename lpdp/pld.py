@@ -162,6 +162,59 @@ class LossLaw:
         """True when the law has no continuous part (it is then exact and finite)."""
         return self.log_sf is None
 
+    def round_delta(self, epsilon: float) -> float:
+        """``δ(ε)`` of the law's own pair (one round), certified from above: ``E_P[(1 - e^{ε - L})_+]`` is
+        the ``+inf`` mass, the atoms' ``p (1 - e^{ε - a})_+`` and the continuous part's
+        ``D(c) = P(L > c) - e^ε Q(L > c)`` at ``c = ε`` (no lattice). Each tail is raised (or, under Q,
+        lowered) by its relative error; with a loss error η the atoms are moved up by η and the cut of
+        ``D`` may be off by η, which costs at most ``e^η - 1`` (``D`` is largest at ``c = ε``, and the
+        outcomes between the cuts weigh at most that each).
+
+        Examples
+        --------
+        >>> rr = LossLaw(np.array([1.0, -1.0]), np.log([np.e / (1 + np.e), 1 / (1 + np.e)]))
+        >>> round(rr.round_delta(0.0), 6)          # (e - 1) / (e + 1)
+        0.462117
+        """
+        eps = float(epsilon)
+        r = self.rtol + 16 * _U
+        eta = float(self.loss_error)
+        atoms = np.asarray(self.losses, dtype=float)
+        with np.errstate(over="ignore"):
+            weight = -np.expm1(np.minimum(eps - atoms - eta, 0.0))
+        total = math.exp(self.log_p_inf) * (1 + r) + float(np.sum(np.exp(self.log_p) * weight)) * (1 + r)
+        if self.log_sf is not None:
+            if self.log_sf_q is None:
+                raise ParameterError("LossLaw.round_delta: a continuous part needs its tails under Q")
+            lp, lq = _at(self.log_sf, eps), _at(self.log_sf_q, eps)
+            # a tail of mass 0 (log -inf, beyond an end of the support) is exact
+            rp = self.rtol + self.rtol_log * (abs(lp) if lp > _NEG_INF else 0.0) + 8 * _U
+            rq = self.rtol + self.rtol_log * (abs(lq) if lq > _NEG_INF else 0.0) + 8 * _U
+            with np.errstate(over="ignore"):
+                d = math.exp(lp) * (1 + rp) - _exp_or_inf(eps + lq) * (1 - rq)
+            total += max(d, 0.0) * (1 + 4 * _U) + (math.expm1(eta) * (1 + 4 * _U) if eta else 0.0)
+        return min(1.0, total * (1 + 8 * _U))
+
+    def round_epsilon(self, delta: float) -> float:
+        """The smallest ``ε >= 0`` (to 1e-12 relative, rounded up) whose :meth:`round_delta` is at most
+        ``delta``: a valid ε, as the true ``δ(ε)`` is non-increasing; ``inf`` if none.
+
+        Examples
+        --------
+        >>> rr = LossLaw(np.array([1.0, -1.0]), np.log([np.e / (1 + np.e), 1 / (1 + np.e)]))
+        >>> rr.round_epsilon(0.1) <= 1.0 and rr.round_delta(rr.round_epsilon(0.1)) <= 0.1
+        True
+        """
+        target = check_delta(delta, "delta")
+        if self.round_delta(0.0) <= target:
+            return 0.0
+        hi = 1.0
+        while self.round_delta(hi) > target:
+            hi *= 2.0
+            if hi > 1e6:
+                return math.inf
+        return bisect(lambda e: self.round_delta(e) > target, 0.0, hi, rtol=1e-12, iterations=200)[1]
+
     @property
     def one_sided(self) -> bool:
         """True when the law can be discretised one-sidedly: it is discrete, or its continuous part has

@@ -54,7 +54,7 @@ from lpdp._numerics import log1mexp
 from lpdp._validate import check_probability
 from lpdp.errors import NotApplicableError, ParameterError
 from lpdp.mechanisms.base import Inputs, Mechanism, check_level, round_up_ulps
-from lpdp.pld import LossLaw, compose
+from lpdp.pld import LossLaw
 from lpdp.region import PrivacyRegion
 
 __all__ = ["SubsampledMechanism", "subsampled", "check_scheme", "SCHEMES", "RELATIONS"]
@@ -518,20 +518,20 @@ class SubsampledMechanism(Mechanism):
     # ------------------------------------------------------------------ mechanism level (filter baselines)
     def _round_sides(self) -> tuple[Any, Any]:
         """One round's profiles, removal and addition pair, each certified from above: a finite mechanism's
-        exact regions (:meth:`region` and its mirror), else the certified engine's upper side at k = 1."""
+        exact regions (:meth:`region` and its mirror), else the loss laws' own one-round profile
+        (:meth:`lpdp.pld.LossLaw.round_delta`: the tails at ε, no lattice)."""
         if self._round is None:
             self._filter_pair()
             if self.mechanism.is_finite:
                 r = self.region()
                 self._round = (r, r.mirrored())
             else:
-                self._round = (compose([(self.loss_law(), 1)]).upper,
-                               compose([(self.loss_law(reverse=True), 1)]).upper)
+                self._round = (_LawProfile(self.loss_law()), _LawProfile(self.loss_law(reverse=True)))
         return self._round
 
     def round_delta(self, epsilon: float, inputs: Inputs | None = None) -> float:
         """``δ(ε)`` of one round, the larger of the removal and the addition pair's, certified from above
-        (exact for a finite mechanism; within the certified engine's bracket otherwise). Poisson only."""
+        (exact for a finite mechanism; from the loss law's tails otherwise). Poisson only."""
         return max(float(side.delta(epsilon)) for side in self._round_sides())
 
     def round_epsilon(self, delta: float, inputs: Inputs | None = None) -> float:
@@ -778,6 +778,19 @@ class SubsampledMechanism(Mechanism):
         if self._relation is not None:
             out["relation"] = self._relation
         return out
+
+
+@dataclass(frozen=True)
+class _LawProfile:
+    """A loss law's one-round profile with the ``delta``/``epsilon`` interface of a region."""
+
+    law: LossLaw
+
+    def delta(self, epsilon: float) -> float:
+        return self.law.round_delta(epsilon)
+
+    def epsilon(self, delta: float) -> float:
+        return self.law.round_epsilon(delta)
 
 
 def _region_renyi(r: PrivacyRegion, alpha: float) -> float:
