@@ -738,12 +738,14 @@ def _spread(grids: Sequence[tuple[_Grid, int]], h: float) -> float:
 
 
 def _tilted_mean(grids: Sequence[tuple[_Grid, int]], h: float, theta: float) -> float:
-    """Mean of the θ-tilted lattice law (block centres: used to place tilts, not in any bound)."""
+    """Mean of the θ-tilted lattice law (used to place tilts, not in any bound). Every point of each grid,
+    not block centres: a narrow law in a long window (a subsampled Gaussian's body is ~40 cells wide, its
+    upper tail ~10^5) has its body in one block, whose centre, times k, moved the mean by whole units and
+    kept the tilt away from the answer."""
     total = 0.0
     for g, k in grids:
-        mass, first, last = _blocks(g)
-        x = h * (first + last) / 2.0
-        w = mass + theta * x
+        x = h * (g.lo + np.arange(g.log_x.size))
+        w = g.log_x + theta * x
         total += k * float(np.sum(np.exp(w - logsumexp(w)) * x))
     return total
 
@@ -771,7 +773,10 @@ class _Lattice:
 
     ``a`` and ``b`` are suffix sums, scaled by ``e^{-scale}``: ``a_i = Σ_{j>=i} y_j`` and
     ``b_i = Σ_{j>=i} y_j e^{-(x_j - x_i)}``, so the lattice ``δ'(ε) = a_i - e^{ε - x_i} b_i`` for
-    ``x_{i-1} <= ε < x_i``. Each entry's error is ``<= e^{log_e0 - θ h (J - start)}``.
+    ``x_{i-1} <= ε < x_i``. Each entry's error is ``<= e^{log_e0 - θ h (J - start)}``. Untilted, also the
+    error's parts for the ℓ2 bound of a suffix (``docs/pld.md`` §3): ``two`` bounds ``‖IDFT(ΔY)‖₂``,
+    ``rest`` each entry's other errors, ``neg`` the suffix sums of the negative parts cut off (all
+    untilted, absolute).
     """
 
     theta: float
@@ -782,6 +787,9 @@ class _Lattice:
     b: np.ndarray
     log_e0: float
     log_alias: float
+    two: float = math.inf
+    rest: float = math.inf
+    neg: np.ndarray | None = None
 
 
 def _window(grids: Sequence[tuple[_Grid, int]], h: float, theta: float, start: int | None,
@@ -888,11 +896,16 @@ def _build(grids: Sequence[tuple[_Grid, int]], h: float, theta: float, start: in
     weights[0] = 1.0
     if n % 2 == 0:
         weights[-1] = 1.0
-    err_spec = math.exp(logsumexp(log_a + np.logaddexp(rel, math.log(mult)) + np.log(weights)))
+    log_b = log_a + np.logaddexp(rel, math.log(mult))      # |Ŷ_ω - Y_ω| <= e^{log_b} per frequency
+    err_spec = math.exp(logsumexp(log_b + np.log(weights)))
+    two_spec = math.exp(0.5 * logsumexp(2 * log_b + np.log(weights)))   # ‖ΔY‖₂, full spectrum
     l1_spec = float(np.sum(weights * np.abs(prod))) * (1 + 4 * _U)
     y = sfft.irfft(prod, n)
-    e_inf = (err_spec + e_f * l1_spec) / n + 2 * _U * float(np.max(np.abs(y)))
-    y = np.maximum(np.roll(y, -((start - offset) % n)), 0.0)   # y[i] is the index J = start + i
+    rest = e_f * l1_spec / n + 2 * _U * float(np.max(np.abs(y)))
+    e_inf = err_spec / n + rest
+    y = np.roll(y, -((start - offset) % n))      # y[i] is the index J = start + i
+    neg = np.maximum(-y, 0.0)
+    y = np.maximum(y, 0.0)
     # untilt: y_J = ỹ_J e^{log_z - θ h J}; scale by the largest entry so nothing overflows
     with np.errstate(divide="ignore"):
         log_y = np.log(y) + log_z - theta * h * (start + np.arange(n))
@@ -903,7 +916,13 @@ def _build(grids: Sequence[tuple[_Grid, int]], h: float, theta: float, start: in
     a = np.cumsum(ys[::-1])[::-1]
     b = _discounted_suffix(ys, h)
     log_e0 = (math.log(e_inf) if e_inf > 0 else _NEG_INF) + log_z - theta * h * start
-    return _Lattice(theta, start, n, scale, a, b, log_e0, log_alias)
+    if theta > 0:
+        return _Lattice(theta, start, n, scale, a, b, log_e0, log_alias)
+    # the ℓ2 parts (Parseval: ‖IDFT(ΔY)‖₂ = ‖ΔY‖₂ / √N), untilted; sums of non-negative terms, rounded up
+    z = math.exp(log_z) * (1 + 4 * _U)
+    grow = 1 + 4 * (n + 8) * _U
+    return _Lattice(theta, start, n, scale, a, b, log_e0, log_alias, two=two_spec / math.sqrt(n) * z * grow,
+                    rest=rest * z * grow, neg=np.cumsum(neg[::-1])[::-1] * z * grow)
 
 
 def _exp_or_inf(x: float) -> float:
@@ -936,7 +955,12 @@ def _lattice_delta(lat: _Lattice, h: float, eps: np.ndarray) -> tuple[np.ndarray
             q = math.exp(-lat.theta * h)
             fft = np.exp(lat.log_e0 - lat.theta * h * kc) / (1.0 - q)
         else:
-            fft = _exp_or_inf(lat.log_e0) * (lat.n - kc)
+            # each entry's bound summed over the suffix, or (Cauchy-Schwarz, the weights of δ' in [0, 1])
+            # √m ‖IDFT(ΔY)‖₂ + m (other errors) + the negative parts cut off, m = n - kc entries
+            m = lat.n - kc
+            fft = _exp_or_inf(lat.log_e0) * m
+            if lat.neg is not None:
+                fft = np.minimum(fft, (np.sqrt(m) * lat.two + m * lat.rest + lat.neg[kc]) * (1 + 8 * _U))
     scale = math.exp(lat.scale)
     with np.errstate(over="ignore"):
         val, err = val * scale, (slack * scale + fft) * (1 + 8 * _U) + alias
@@ -1067,7 +1091,7 @@ class _Engine:
         h = self.step
         frame_start, frame_n = self._frame
         margin = float(max(np.max(self._tau_up), np.max(self._tau_dn))) + 4 * h
-        if len(self._lattices) > MAX_TILTS or low <= (frame_start + frame_n // 2) * h:
+        if len(self._lattices) > MAX_TILTS:
             return False
         if not (low - margin) / h <= sum(k * (g.lo + g.log_x.size) for g, k in self._grids):
             return False    # beyond the largest composed loss (ε up to 1e308): no mass for a tilt to find
@@ -1079,6 +1103,8 @@ class _Engine:
         target = math.log(max(delta, 1e-300)) + math.log(ALIAS_FRACTION)
         if -target / (theta * h) > 4 * frame_n:    # a tilt this small needs a longer window than the base
             return False
+        if _window(self._grids, h, theta, start, target)[1] > 4 * frame_n:
+            return False     # a heavy upper tail, tilted, needs a far longer window (a subsampled Gaussian's)
         self._lattices.append(_build(self._grids, h, theta, start, target))
         return True
 
