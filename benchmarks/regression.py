@@ -205,6 +205,7 @@ def _fmt(t: float | str | None) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--against", default="2d73c78", help="the older commit (default: 2d73c78)")
+    parser.add_argument("--new", default="", help="a commit to measure instead of the working tree")
     parser.add_argument("--only", default="", help="regular expression on 'benchmark: workload'")
     parser.add_argument("--rounds", type=int, default=3, help="processes per side and workload")
     parser.add_argument("--batches", type=int, default=3, help="batches per process")
@@ -219,16 +220,19 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     rev = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", args.against], check=True,
                          capture_output=True, text=True).stdout.strip()
-    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], check=True,
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", args.new or "HEAD"], check=True,
                           capture_output=True, text=True).stdout.strip()
     with tempfile.TemporaryDirectory(prefix="lpdp-regression-") as tmp:
-        old = Path(tmp)
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", "--format=tar", rev, "lpdp"], check=True,
-                                 capture_output=True).stdout
-        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-            tar.extractall(old, filter="data")
+        old, new = Path(tmp) / "old", (Path(tmp) / "new" if args.new else ROOT)
+        for tree, commit in ((old, rev), (new, head)) if args.new else ((old, rev),):
+            archive = subprocess.run(["git", "-C", str(ROOT), "archive", "--format=tar", commit, "lpdp"],
+                                     check=True, capture_output=True).stdout
+            tree.mkdir()
+            with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+                tar.extractall(tree, filter="data")
         load = os.getloadavg()[0]
-        print(f"old {rev} vs new {head} (working tree); CPU s per run, min over {args.rounds} processes x "
+        where = "" if args.new else " (working tree)"
+        print(f"old {rev} vs new {head}{where}; CPU ms per run, min over {args.rounds} processes x "
               f"{args.batches} batches; load average {load:.1f}", flush=True)
         if args.markdown:
             print("\n| benchmark | workload | old ms | new ms | new/old |\n|---|---|---:|---:|---:|",
@@ -241,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
             for r in range(args.rounds):
                 order = ("old", "new") if r % 2 == 0 else ("new", "old")
                 for side in order:
-                    tree = old if side == "old" else ROOT
+                    tree = old if side == "old" else new
                     t = _run(tree, setup, stmt, args.min_batch, args.batches)
                     prev = best[side]
                     if isinstance(t, str):

@@ -85,15 +85,17 @@ NEAR_POINTS = 64
 
 
 def crossing_near(below: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]], guess: float,
-                  rounds: int | None = None) -> tuple[float, float] | None:
+                  rounds: int | None = None, growth: float = 4.0, steps: int = NEAR_STEPS
+                  ) -> tuple[float, float] | None:
     """Adjacent doubles ``(lo, hi)``, ``lo < hi``, with ``below(lo)`` true and ``below(hi)`` false, found
     near ``guess > 0`` with a few vectorised evaluations; ``None`` when the crossing is not within
-    ``4^(NEAR_STEPS - 1)`` ulps of ``guess`` or ``below`` cannot decide a point it needs. With ``rounds``,
-    at most that many refinement rounds (then ``lo`` and ``hi`` need not be adjacent).
+    ``growth^(steps - 1)`` ulps of ``guess`` or ``below`` cannot decide a point it needs. With ``rounds``,
+    at most that many refinement rounds (then ``lo`` and ``hi`` need not be adjacent: with ``rounds=0``
+    they are consecutive points ``guess ± growth^j`` ulps).
 
     ``below(x)`` (``x`` a sorted array of doubles >= 0) returns ``(value, known)``, two boolean arrays: the
     predicate (true up to some point, false after it, like :func:`bisect`'s) and where it is decided.
-    One evaluation tries ``guess ± 4^j`` ulps (clipped at 0); the first false point after a true one
+    One evaluation tries ``guess ± growth^j`` ulps (clipped at 0); the first false point after a true one
     gives a bracket, which rounds of :data:`NEAR_POINTS` interior points narrow to adjacent doubles. The
     answer is :func:`bisect`'s on ``[0, ∞)`` wherever ``below`` is monotone (on a non-monotone one,
     both are some true/false pair of adjacent doubles); when the smallest point tried is 0 and is not
@@ -110,8 +112,8 @@ def crossing_near(below: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]], 
     if not (guess > 0 and math.isfinite(guess)):
         return None
     ulp = math.ulp(guess)
-    steps = 4.0 ** np.arange(NEAR_STEPS) * ulp
-    x = np.unique(np.maximum(np.concatenate([guess - steps, [guess], guess + steps]), 0.0))
+    offsets = growth ** np.arange(steps) * ulp
+    x = np.unique(np.maximum(np.concatenate([guess - offsets, [guess], guess + offsets]), 0.0))
     for done in range(10_000 if rounds is None else rounds + 1):
         value, known = below(x)
         first = int(np.argmin(value)) if not np.all(value) else x.size   # the first false point
