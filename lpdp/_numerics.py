@@ -324,9 +324,10 @@ class ErrorBound:
         """This bound with a further ``e^log_mass`` of P-mass left out, at losses up to ``top``."""
         if log_mass == -math.inf:
             return self
+        a, b = max(self.dropped, log_mass), min(self.dropped, log_mass)
+        total = a if b == -math.inf else a + math.log1p(math.exp(b - a))   # logaddexp (1e-15 covers it)
         return ErrorBound(self.loss, self.mass, self.per_nat, self.per_sqrt_nat, self.inf_mass,
-                          round_up(float(np.logaddexp(self.dropped, log_mass)) + 1e-15),
-                          max(self.dropped_top, top), self.loss_rel, self.loss_down)
+                          round_up(total + 1e-15), max(self.dropped_top, top), self.loss_rel, self.loss_down)
 
     def times(self, other: ErrorBound, count: int = 1, terms: float = 2.0 ** 20) -> ErrorBound:
         """The bound of a product of this pair with ``count`` copies of ``other`` (before the product's own
@@ -410,6 +411,8 @@ def gaussian_delta_bounds(eps: np.ndarray, mu: float) -> tuple[np.ndarray, np.nd
     """
     eps = np.asarray(eps, dtype=float)
     lo, hi, ok = gaussian_delta_float(eps, mu)
+    if ok.all():
+        return lo, hi
     lo, hi = np.array(lo, dtype=float), np.array(hi, dtype=float)     # writable, also for a scalar ε
     for i in np.flatnonzero(~ok.ravel()):
         a, b = _gaussian_delta_mp(float(eps.flat[i]), mu)
@@ -461,7 +464,7 @@ def gaussian_delta_float(eps: np.ndarray, mu: float, *, for_epsilon: bool = Fals
         ok = np.isfinite(rho) & (rho <= need) & np.isfinite(la) & (d > 0)
         lo = np.where(ok, d * (1 - rho), 0.0)
         hi = np.where(ok, d * (1 + rho), 1.0)
-    lo = np.clip(np.nextafter(lo, -np.inf), 0.0, 1.0)
+    lo = np.maximum(np.nextafter(lo, -np.inf), 0.0)      # lo <= d <= 1 already
     hi = np.minimum(np.where(hi > 0, np.nextafter(hi, np.inf), hi), 1.0)
     return lo, hi, ok
 

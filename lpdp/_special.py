@@ -13,6 +13,7 @@ mpmath in tests/test_special.py; the certified Gaussian profile (:mod:`lpdp._num
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any
 
 import numpy as np
@@ -25,7 +26,8 @@ _SERIES_BELOW = -37.0
 #: 5 ulps on x86-64; the tests measure it against mpmath).
 ERFC_ULPS = 5
 #: Arrays of more elements go to scipy's vectorised ``log_ndtr`` / ``ndtr`` (measured within
-#: ``4.5 u (|log Φ| + 1)`` of mpmath, inside the same bound), smaller ones and scalars stay in :mod:`math`.
+#: ``4.5 u (|log Φ| + 1)`` of mpmath, inside the same bound), smaller ones and scalars stay in :mod:`math`
+#: (small arrays too go to scipy once it is loaded).
 SMALL = 256
 #: The bound of :func:`log_ndtr`, in units of ``u (|log Φ(x)| + 1)``.
 LOG_NDTR_ULPS = ERFC_ULPS + 8
@@ -68,12 +70,20 @@ _ndtr_array = np.frompyfunc(_ndtr_one, 1, 1)
 
 
 def _elementwise(x: Any, one: Any, many: Any, scipy_name: str) -> Any:
-    """``one`` on a scalar, ``many`` (its ``frompyfunc``) on a small array, scipy's on a large one."""
+    """``one`` on a scalar, ``many`` (its ``frompyfunc``) on a small array, scipy's on a large one or
+    whenever scipy.special is loaded already (then it costs no import, and its vectorised loop is ~50x
+    faster than ``frompyfunc``: an f-DP bracket evaluates G_μ on small arrays tens of thousands of
+    times). Both are within the bound of :func:`log_ndtr`."""
+    loaded = sys.modules.get("scipy.special")
     x = np.asarray(x, dtype=float)
     if x.ndim == 0:
         return np.float64(one(float(x)))
+    if loaded is not None:
+        return getattr(loaded, scipy_name)(x)
     if x.size > SMALL:
-        return __getattr__(scipy_name)(x)
+        from scipy import special  # worth loading for a large array
+
+        return getattr(special, scipy_name)(x)
     return many(x).astype(float)
 
 

@@ -738,16 +738,22 @@ class PrivacyRegion:
         ``ε × atoms``: the same terms and bounds, every atom summed)."""
         u = UNIT_ROUNDOFF
         L, lp = self._loss[:width], self._log_p[:width]
-        # Atoms more than 760 nats below the smallest row's largest term add less than e^-745 relative to
-        # every row (below the rounding slack of the sum): leave them out. That row's largest term, from
-        # the row of the largest ε, bounds every row's from below.
+        # Atoms whose mass lies more than NEGLIGIBLE_NATS + log(n + 1) below the smallest row's largest
+        # term are bounded in aggregate, as in the loop: each term is at most its mass, so the upper side
+        # adds twice their count times the largest of them (their own bounds included) and the lower side
+        # drops them (together below e^-45 relative to every row). That row's largest term, from the row
+        # of the largest ε, bounds every row's from below (each term falls as ε grows).
         with np.errstate(divide="ignore", invalid="ignore"):
             x_top = float(np.max(shifted)) - L
             floor = max(float(np.max(np.where(x_top < 0, lp + log1mexp(np.minimum(x_top, -1e-300)), _NEG_INF),
-                                     initial=_NEG_INF)), self._log_p_inf) - 760.0
+                                     initial=_NEG_INF)), self._log_p_inf) - NEGLIGIBLE_NATS \
+                - math.log(lp.size + 1.0)
+        rest, rest_top = 0, _NEG_INF
         if floor > _NEG_INF and lp.size:
             keep = lp >= floor
             if not np.all(keep):
+                rest = int(lp.size - np.count_nonzero(keep))
+                rest_top = float(np.max(lp, where=~keep, initial=_NEG_INF))
                 L, lp = L[keep], lp[keep]
         s = shifted[:, None]
         xs = s - L[None, :]
@@ -782,6 +788,8 @@ class PrivacyRegion:
                 total = total + np.exp(log_inf - mi) * np.exp(sign * (inf_err + u * (abs(log_inf) + np.abs(mi)
                                                                                       + 4)))
             total = total + np.where(extra, np.exp(np.minimum(err.dropped - m_safe[:, 0], 0.0)), 0.0)
+            if upper and rest:
+                total = total + 2.0 * rest * np.exp(np.minimum(rest_top - m_safe[:, 0], 0.0))
             total = np.where(np.isnan(total), np.inf if upper else 0.0, total)
             log_s = np.log(np.where(total > 0, total, 1.0))
             n = np.sum(live, axis=1)
@@ -791,7 +799,7 @@ class PrivacyRegion:
         out = np.minimum(out, 0.0) if upper else out
         out = np.where(total > 0, out, _NEG_INF if not upper else np.nextafter(m_safe[:, 0], np.inf))
         if has_inf:   # rows with only the +inf mass: its stored log (exact) or widened by its own bound
-            only = ~any_live & ~extra
+            only = ~any_live & ~extra & (not (upper and rest))   # (the upper side keeps left-out atoms)
             if not inf_err or err.inf_exact is not None:
                 out[only] = log_inf
             else:
