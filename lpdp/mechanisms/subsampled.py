@@ -54,7 +54,7 @@ from lpdp._numerics import log1mexp
 from lpdp._validate import check_probability
 from lpdp.errors import NotApplicableError, ParameterError
 from lpdp.mechanisms.base import Inputs, Mechanism, check_level, round_up_ulps
-from lpdp.pld import LossLaw
+from lpdp.pld import DEFAULT_RTOL, LossLaw
 from lpdp.region import PrivacyRegion
 
 __all__ = ["SubsampledMechanism", "subsampled", "check_scheme", "SCHEMES", "RELATIONS"]
@@ -432,10 +432,14 @@ class SubsampledMechanism(Mechanism):
         if self._scheme == "fixed_size":
             return _symmetrised(SubsampledMechanism(self.mechanism, self.rate).loss_law(), self._log_tie())
         if self.mechanism.is_finite:
-            r = self.region()
-            if not reverse:
-                return LossLaw(np.array(r.losses), np.array(r.log_p), r.log_p_inf)
-            return LossLaw(-np.array(r.losses[::-1]), np.array(r.log_q[::-1]), r.log_q_ninf)
+            r = self.region() if not reverse else self.region().mirrored()
+            # the region's float error: its losses' as the law's loss error, its log masses' (at most
+            # `bound` nats, a relative expm1(bound)) within the law's rtol
+            top = float(np.max(np.abs(r.losses), initial=0.0))
+            err = r.error.absolute(top)
+            bound = float(np.max(np.asarray(err.log_mass(np.abs(r.log_p))), initial=0.0))
+            return LossLaw(np.array(r.losses), np.array(r.log_p), r.log_p_inf, loss_error=err.loss,
+                           rtol=max(DEFAULT_RTOL, math.expm1(bound) * (1 + 1e-9)))
         family = self.mechanism.loss_family(*self._pair())
         if family is None or family[0] not in ("gaussian", "laplace"):
             raise NotApplicableError(f"{self.label}: Poisson subsampling is composed exactly for finite "
