@@ -182,3 +182,19 @@ def test_refusals_reach_the_command_line_as_one_line(tmp_path, capsys):
         assert main(["account", str(w), "--for-delta", "1e-6"]) == 2
         err = capsys.readouterr().err.strip()
         assert len(err.splitlines()) == 1 and "scheme=" in err and match in err
+    inner = '[mechanism.mechanism]\nkind = "pure"\nepsilon = 1.0\n'
+    for table, match in (('rate = 1.5\n', "rate=1.5"), ('rate = 0.0\n', "rate=0.0"),
+                         ('rate = 0.1\nrelation = "replace_one"\n', "relation='replace_one': does not fit"),
+                         ('rate = 0.1\nscheme = "fixed_size"\nrelation = "add_remove"\n',
+                          "relation='add_remove': does not fit")):
+        w = tmp_path / "bad.toml"
+        w.write_text(f'[[mechanism]]\nkind = "subsampled"\n{table}times = 3\n{inner}')
+        assert main(["account", str(w), "--for-delta", "1e-6"]) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and match in err, err
+    w = tmp_path / "batch.toml"
+    w.write_text('[[mechanism]]\nkind = "dpsgd"\nnoise_multiplier = 1.0\nscheme = "fixed_size"\n'
+                 'batch_size = 700\ndataset_size = 600\nsteps = 3\n')
+    assert main(["account", str(w), "--for-delta", "1e-6"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "batch_size=700: must be at most dataset_size=600" in err
