@@ -291,6 +291,7 @@ class _Grid:
     blocks: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None   # _blocks' cache
     shift: float = 0.0           # the lattice law moved up by this dominates (an upper lattice's loss error)
     offset: float = 0.0          # the law's losses lie near offset + hZ: it was moved by -offset (_moved)
+    centroids: np.ndarray | None = None   # _centroids' cache
 
     @property
     def hi(self) -> int:
@@ -737,15 +738,35 @@ def _spread(grids: Sequence[tuple[_Grid, int]], h: float) -> float:
     return max(math.sqrt(var), h)
 
 
+def _centroids(g: _Grid) -> np.ndarray:
+    """Each block's mass-weighted mean index (:func:`_blocks`' blocks; the block's centre if empty)."""
+    if g.centroids is None:
+        mass, first, last = _blocks(g)
+        n = g.log_x.size
+        size = int(last[0] - first[0] + 1)
+        m = mass.size
+        pad = np.full(m * size, _NEG_INF)
+        pad[:n] = g.log_x
+        pad = pad.reshape(m, size)
+        top = np.max(pad, axis=1)
+        w = np.exp(pad - np.where(np.isfinite(top), top, 0.0)[:, None])
+        tot = np.sum(w, axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = first + np.sum(w * np.arange(size)[None, :], axis=1) / tot
+        g.centroids = np.where(tot > 0, mean, (first + last) / 2.0)
+    return g.centroids
+
+
 def _tilted_mean(grids: Sequence[tuple[_Grid, int]], h: float, theta: float) -> float:
-    """Mean of the θ-tilted lattice law (used to place tilts, not in any bound). Every point of each grid,
-    not block centres: a narrow law in a long window (a subsampled Gaussian's body is ~40 cells wide, its
-    upper tail ~10^5) has its body in one block, whose centre, times k, moved the mean by whole units and
-    kept the tilt away from the answer."""
+    """Mean of the θ-tilted lattice law (used to place tilts, not in any bound), from each block's mass at
+    its centroid, not its centre: a narrow law in a long window (a subsampled Gaussian's body is ~40 cells
+    wide, its upper tail ~10^5) has its body in one block, whose centre, times k, moved the mean by whole
+    units and kept the tilt away from the answer."""
     total = 0.0
     for g, k in grids:
-        x = h * (g.lo + np.arange(g.log_x.size))
-        w = g.log_x + theta * x
+        mass = _blocks(g)[0]
+        x = h * _centroids(g)
+        w = mass + theta * x
         total += k * float(np.sum(np.exp(w - logsumexp(w)) * x))
     return total
 
