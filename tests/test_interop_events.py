@@ -104,6 +104,10 @@ def test_other_events_are_refused_by_name(event):
     E.SelfComposedDpEvent(E.SampledWithoutReplacementDpEvent(100, 10, E.RandomizedResponseDpEvent(0.3, 2)),
                           6),
     E.PoissonSampledDpEvent(0.1, E.DiscreteLaplaceDpEvent(1.0, 1)),
+    E.SelfComposedDpEvent(E.PoissonSampledDpEvent(0.1, E.LaplaceDpEvent(1.0)), 5),
+    E.SelfComposedDpEvent(E.SampledWithoutReplacementDpEvent(100, 10, E.LaplaceDpEvent(2.0)), 5),
+    E.SelfComposedDpEvent(E.SampledWithoutReplacementDpEvent(100, 10, E.GaussianDpEvent(1.0)), 5),
+    E.SelfComposedDpEvent(E.PoissonSampledDpEvent(0.05, E.RandomizedResponseDpEvent(0.3, 3)), 8),
 ])
 def test_to_pld_of_each_new_event_is_never_below_the_upper_side(event):
     g = lpdp.Accountant(tolerance=0.05).compose(*from_dp_event(event).parts[0]).guarantee()
