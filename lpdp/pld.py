@@ -62,6 +62,12 @@ DEFAULT_RTOL = 1e-12
 FFT_RADIX_ERROR = 4.0
 #: Relative error of one complex multiplication, in units of ``u`` (Higham, Lemma 3.5: √2 γ_2).
 MULT_ERROR = 3.0
+#: Unit roundoff of numpy's long double (2^-64 for x87 extended precision; ``u`` where it is a double).
+_U_LONG = float(np.finfo(np.longdouble).epsneg) / 2.0 if np.finfo(np.longdouble).nmant > 52 else _U
+#: A law composed at least this many times has its forward transform taken in long double (when that is
+#: wider than double): the forward error, raised to the count's power, is then its rounding to double,
+#: ``u |X|``, not ``e_f ‖x‖₁`` (``docs/pld.md`` §3).
+LONG_DOUBLE_COUNT = 100
 #: Wrapped-around and clipped mass allowed, as a fraction of the smallest δ the lattice is built for.
 ALIAS_FRACTION = 1e-9
 #: Smallest δ the default lattice window is sized for (deeper answers build a tilted lattice).
@@ -896,6 +902,7 @@ def _build(grids: Sequence[tuple[_Grid, int]], h: float, theta: float, start: in
     log_a = np.zeros(half)                 # Σ_i k_i log a_i with a_i = |X̂_i| + e_f m1_i >= |X_i|, |X̂_i|
     rel = np.full(half, _NEG_INF)          # log Σ_i k_i e_f m1_i / a_i
     log_z, offset = 0.0, 0
+    e_long = FFT_RADIX_ERROR * _U_LONG * _radix_sum(n)
     for g, k in grids:
         j = g.lo + np.arange(g.log_x.size)
         w = g.log_x + theta * h * j
@@ -904,10 +911,17 @@ def _build(grids: Sequence[tuple[_Grid, int]], h: float, theta: float, start: in
         m1 = float(np.sum(x)) * (1 + 2 * g.log_x.size * _U)
         vec = (np.bincount((j - g.lo) % n, weights=x, minlength=n) if x.size > n
                else np.pad(x, (0, n - x.size)))
-        spec = sfft.rfft(vec)
+        if k >= LONG_DOUBLE_COUNT and _U_LONG < _U:
+            # the transform in long double (exact inputs), then rounded to double: |X̂ - X| is at most
+            # e_long ‖x‖₁ plus the rounding, u |X̂| (1 + 4u)
+            spec = sfft.rfft(vec.astype(np.longdouble)).astype(complex)
+            err: float | np.ndarray = e_long * m1 + _U * np.abs(spec) * (1 + 4 * _U)
+        else:
+            spec = sfft.rfft(vec)
+            err = e_f * m1
         with np.errstate(divide="ignore"):
-            la = np.log(np.abs(spec) * (1 + 2 * _U) + e_f * m1)
-        rel = np.logaddexp(rel, math.log(k * e_f * m1) - la)
+            la = np.log(np.abs(spec) * (1 + 2 * _U) + err)
+            rel = np.logaddexp(rel, math.log(k) + np.log(err) - la)
         log_a += k * la
         prod *= _power(spec, k)
         log_z += k * lz

@@ -150,6 +150,41 @@ def test_fft_error_bound_survives_allowed_and_catches_forbidden_perturbations(mo
     assert not (np.all(lo <= exact) and np.all(exact <= hi))
 
 
+def test_long_double_forward_error_survives_allowed_and_catches_forbidden_perturbations(monkeypatch):
+    """The same for a law composed LONG_DOUBLE_COUNT times or more, whose forward transform is taken in long
+    double: a perturbation within the long-double error constant is covered, one far beyond it is not."""
+    import scipy.fft
+
+    import lpdp.pld as pld
+
+    if not pld._U_LONG < pld._U:
+        pytest.skip("numpy's long double is a double here")
+    law, k, h = rr_law(0.3), pld.LONG_DOUBLE_COUNT + 50, 0.5
+    eps = np.linspace(0.0, 20.0, 21)
+    exact = np.asarray(homogeneous(0.3, 0.0, k).delta(eps))
+    real_rfft = scipy.fft.rfft
+    rng = np.random.default_rng(2)
+    seen = []
+
+    def perturbed(size):
+        def rfft(x, *a, **kw):
+            out = real_rfft(x, *a, **kw)
+            if np.asarray(x).dtype == np.longdouble:
+                seen.append(len(x))
+                bound = (size * pld.FFT_RADIX_ERROR * pld._U_LONG * pld._radix_sum(len(x))
+                         * float(np.sum(np.abs(x))))
+                out = out + bound * np.exp(2j * np.pi * rng.random(out.shape))
+            return out
+        return rfft
+
+    monkeypatch.setattr(scipy.fft, "rfft", perturbed(0.9))
+    lo, hi = compose([(law, k)], step=h).delta(eps)
+    assert seen and np.all(lo <= exact) and np.all(exact <= hi)
+    monkeypatch.setattr(scipy.fft, "rfft", perturbed(1e9))
+    lo, hi = compose([(law, k)], step=h).delta(eps)
+    assert not (np.all(lo <= exact) and np.all(exact <= hi))
+
+
 def test_bad_parts_and_memory_refusal():
     with pytest.raises(ParameterError, match="parts"):
         compose([])
