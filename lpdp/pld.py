@@ -1389,9 +1389,9 @@ _ALIGN_RTOL = 1e-9
 def _alignment(laws: Sequence[tuple[LossLaw, int]], h: float, free: bool) -> tuple[float, list[float]]:
     """The lower step and each law's lattice offset ``o``: the heaviest atom of each law lies on
     ``o + hZ``; if ``free`` and exactly one law has several atoms whose gaps are integer multiples of the
-    smallest gap ``d``, the step becomes ``d / ceil(d / h)`` so that all of them do (a subsampled Laplace
-    law's two atoms ``log(q e^{±r} + 1 - q)``; the symmetrised pair's three). Atoms off the lattice cost
-    the coupling ``~h √(k log(1/η))`` in ε, on it nothing."""
+    smallest gap ``d >= h``, the step becomes ``d / ceil(d / h)`` (in ``[h/2, h]``) so that all of them do
+    (a subsampled Laplace law's two atoms ``log(q e^{±r} + 1 - q)``; the symmetrised pair's three). Atoms
+    off the lattice cost the coupling ``~h √(k log(1/η))`` in ε, on it nothing."""
     atoms = []
     for law, _ in laws:
         keep = np.isfinite(np.asarray(law.log_p, dtype=float))
@@ -1402,7 +1402,9 @@ def _alignment(laws: Sequence[tuple[LossLaw, int]], h: float, free: bool) -> tup
         gaps = x - x[0]
         d = float(np.min(np.diff(x)))
         ratio = gaps / d
-        if d > 0 and np.all(np.abs(ratio - np.rint(ratio)) <= _ALIGN_RTOL * np.maximum(ratio, 1.0)):
+        # (a gap below the step leaves it: the atoms are then within d of the offset lattice, and a finer
+        # step would be paid by every other law of the composition)
+        if d >= h and np.all(np.abs(ratio - np.rint(ratio)) <= _ALIGN_RTOL * np.maximum(ratio, 1.0)):
             h = d / math.ceil(d / h * (1 - 1e-12))
     offsets = []
     for x, lp in atoms:
