@@ -64,9 +64,10 @@ FFT_RADIX_ERROR = 4.0
 MULT_ERROR = 3.0
 #: Unit roundoff of numpy's long double (2^-64 for x87 extended precision; ``u`` where it is a double).
 _U_LONG = float(np.finfo(np.longdouble).epsneg) / 2.0 if np.finfo(np.longdouble).nmant > 52 else _U
-#: A law composed at least this many times has its forward transform taken in long double (when that is
-#: wider than double): the forward error, raised to the count's power, is then its rounding to double,
-#: ``u |X|``, not ``e_f ‖x‖₁`` (``docs/pld.md`` §3).
+#: A narrow law (:data:`NARROW_SPREAD`) composed at least this many times has its forward transform taken in
+#: long double (when that is wider than double): the forward error, raised to the count's power, is then its
+#: rounding to double, ``u |X|``, not ``e_f ‖x‖₁`` (``docs/pld.md`` §3). Wide laws do not need it (their
+#: answers did not move) and would pay ~3x for the transform.
 LONG_DOUBLE_COUNT = 100
 #: Wrapped-around and clipped mass allowed, as a fraction of the smallest δ the lattice is built for.
 ALIAS_FRACTION = 1e-9
@@ -298,6 +299,7 @@ class _Grid:
     shift: float = 0.0           # the lattice law moved up by this dominates (an upper lattice's loss error)
     offset: float = 0.0          # the law's losses lie near offset + hZ: it was moved by -offset (_moved)
     centroids: np.ndarray | None = None   # _centroids' cache
+    narrow: bool = False         # a narrow law (NARROW_SPREAD): the l2 suffix bound, and long double
 
     @property
     def hi(self) -> int:
@@ -563,9 +565,10 @@ def _dominating_grid(law: LossLaw, h: float, log_eta: float, clip: tuple[float, 
         ell_hi = (log_p - log_q + np.log1p(np.minimum(rel_p, 1e300))
                   - np.where(rel_q < 0.5, np.log1p(-np.minimum(rel_q, 0.5)), -np.inf))
         ell_hi = ell_hi + 4 * _U * (np.abs(ell_hi) + np.abs(log_p) + np.abs(log_q))
-    ell_hi = np.where(np.isnan(ell_hi) | (ell_hi > x[1:] + eta), x[1:] + eta, ell_hi)
+    x_lo, x_hi = (x[:-1] - eta, x[1:] + eta) if eta else (x[:-1], x[1:])
+    ell_hi = np.where(np.isnan(ell_hi) | (ell_hi > x_hi), x_hi, ell_hi)
     # p_b is bounded with the cell's largest possible mass p (1 + rel_p): the split's error moves up
-    pa, pb = _split_up(log_p + np.log1p(np.minimum(rel_p, 1e300)), ell_hi, x[:-1] - eta, x[1:] + eta)
+    pa, pb = _split_up(log_p + np.log1p(np.minimum(rel_p, 1e300)), ell_hi, x_lo, x_hi)
     p = np.exp(log_p)
     pb = np.minimum(pb, p)
     y = np.zeros(n)
@@ -610,7 +613,9 @@ def _offsets(law: LossLaw, h: float, clip: tuple[float, float], offset: float = 
     n = hi - lo + 1
     check_budget(f"the lattice of one loss law (step h={h:g}, {n:.3g} cells)", memory_bytes=8.0 * 14 * n,
                  seconds=seconds_for(40.0 * n))
-    bnd = (lo - 0.5 + np.arange(n + 1)) * h + offset
+    bnd = (lo - 0.5 + np.arange(n + 1)) * h
+    if offset:
+        bnd += offset
     log_p, rel_p = _cell_masses(law, bnd, False)
     log_q, rel_q = _cell_masses(law, bnd, True)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -619,8 +624,11 @@ def _offsets(law: LossLaw, h: float, clip: tuple[float, float], offset: float = 
         ell = ell - 4 * _U * (np.abs(ell) + np.abs(log_p) + np.abs(log_q))
     ell = np.minimum(np.where(np.isnan(ell), -np.inf, ell), bnd[1:])
     # a computed cell holds a true cell whose losses lie above its lower end less the loss error
-    ell = np.maximum(ell, bnd[:-1] - _pad(law, h, lo, hi))
-    centre = (lo + np.arange(n)) * h + offset
+    pad = _pad(law, h, lo, hi)
+    ell = np.maximum(ell, bnd[:-1] - pad if pad else bnd[:-1])
+    centre = (lo + np.arange(n)) * h
+    if offset:
+        centre += offset
     s_lo, s_hi = (float(v) for v in law.support)
     edge = ((bnd[:-1] <= s_lo) & (s_lo <= bnd[1:])) | ((bnd[:-1] <= s_hi) & (s_hi <= bnd[1:]))
     return bnd, log_p, ell, centre, np.where(edge, _NEG_INF, log_p)
@@ -887,10 +895,10 @@ def _discounted_suffix(y: np.ndarray, h: float) -> np.ndarray:
 
 
 def _build(grids: Sequence[tuple[_Grid, int]], h: float, theta: float, start: int | None,
-           log_target: float) -> _Lattice:
+           log_target: float, window: tuple[int, int, float] | None = None) -> _Lattice:
     import scipy.fft as sfft
 
-    start, n, log_alias = _window(grids, h, theta, start, log_target)
+    start, n, log_alias = window if window is not None else _window(grids, h, theta, start, log_target)
     widest = max(g.log_x.size for g, _ in grids)
     check_budget(f"the FFT lattice (N={n}, step h={h:g}, {len(grids)} distinct laws)",
                  memory_bytes=8.0 * (10 * n + 4 * widest),
@@ -911,7 +919,7 @@ def _build(grids: Sequence[tuple[_Grid, int]], h: float, theta: float, start: in
         m1 = float(np.sum(x)) * (1 + 2 * g.log_x.size * _U)
         vec = (np.bincount((j - g.lo) % n, weights=x, minlength=n) if x.size > n
                else np.pad(x, (0, n - x.size)))
-        if k >= LONG_DOUBLE_COUNT and _U_LONG < _U:
+        if g.narrow and k >= LONG_DOUBLE_COUNT and _U_LONG < _U:
             # the transform in long double (exact inputs), then rounded to double: |X̂ - X| is at most
             # e_long ‖x‖₁ plus the rounding, u |X̂| (1 + 4u)
             spec = sfft.rfft(vec.astype(np.longdouble)).astype(complex)
@@ -933,13 +941,13 @@ def _build(grids: Sequence[tuple[_Grid, int]], h: float, theta: float, start: in
         weights[-1] = 1.0
     log_b = log_a + np.logaddexp(rel, math.log(mult))      # |Ŷ_ω - Y_ω| <= e^{log_b} per frequency
     err_spec = math.exp(logsumexp(log_b + np.log(weights)))
-    two_spec = math.exp(0.5 * logsumexp(2 * log_b + np.log(weights)))   # ‖ΔY‖₂, full spectrum
     l1_spec = float(np.sum(weights * np.abs(prod))) * (1 + 4 * _U)
     y = sfft.irfft(prod, n)
     rest = e_f * l1_spec / n + 2 * _U * float(np.max(np.abs(y)))
     e_inf = err_spec / n + rest
     y = np.roll(y, -((start - offset) % n))      # y[i] is the index J = start + i
-    neg = np.maximum(-y, 0.0)
+    l2 = theta == 0 and any(g.narrow for g, _ in grids)     # the l2 suffix bound pays for narrow laws only
+    neg = np.maximum(-y, 0.0) if l2 else None
     y = np.maximum(y, 0.0)
     # untilt: y_J = ỹ_J e^{log_z - θ h J}; scale by the largest entry so nothing overflows
     with np.errstate(divide="ignore"):
@@ -951,8 +959,9 @@ def _build(grids: Sequence[tuple[_Grid, int]], h: float, theta: float, start: in
     a = np.cumsum(ys[::-1])[::-1]
     b = _discounted_suffix(ys, h)
     log_e0 = (math.log(e_inf) if e_inf > 0 else _NEG_INF) + log_z - theta * h * start
-    if theta > 0:
+    if neg is None:
         return _Lattice(theta, start, n, scale, a, b, log_e0, log_alias)
+    two_spec = math.exp(0.5 * logsumexp(2 * log_b + np.log(weights)))   # ‖ΔY‖₂, full spectrum
     # the ℓ2 parts (Parseval: ‖IDFT(ΔY)‖₂ = ‖ΔY‖₂ / √N), untilted; sums of non-negative terms, rounded up
     z = math.exp(log_z) * (1 + 4 * _U)
     grow = 1 + 4 * (n + 8) * _U
@@ -1138,9 +1147,10 @@ class _Engine:
         target = math.log(max(delta, 1e-300)) + math.log(ALIAS_FRACTION)
         if -target / (theta * h) > 4 * frame_n:    # a tilt this small needs a longer window than the base
             return False
-        if _window(self._grids, h, theta, start, target)[1] > 4 * frame_n:
+        window = _window(self._grids, h, theta, start, target)
+        if window[1] > 4 * frame_n:
             return False     # a heavy upper tail, tilted, needs a far longer window (a subsampled Gaussian's)
-        self._lattices.append(_build(self._grids, h, theta, start, target))
+        self._lattices.append(_build(self._grids, h, theta, start, target, window))
         return True
 
     def _saddle(self, eps: float) -> float:
@@ -1418,9 +1428,10 @@ def _alignment(laws: Sequence[tuple[LossLaw, int]], h: float, free: bool) -> tup
 
 def _one_sided_steps(laws: Sequence[tuple[LossLaw, int]], clips: list[tuple[float, float] | None],
                      k_round: float, tolerance: float | None, step: float | None,
-                     log_clip: float) -> tuple[float, float, list[float]]:
-    """Steps of the upper and the lower lattice, and each law's offset on the lower lattice
-    (:func:`_alignment`).
+                     log_clip: float) -> tuple[float, float, list[float], list[bool]]:
+    """Steps of the upper and the lower lattice, each law's offset on the lower lattice
+    (:func:`_alignment`), and which laws are narrow (a continuous law whose standard deviation is below
+    :data:`NARROW_SPREAD` upper steps: a subsampled mechanism's).
 
     Both sides err by about ``c k h²`` (``c ≈ 0.15`` for the upper side's connect-the-dots pair, ``0.2``
     for the lower side's merged cells, whose coupling adds ``~OFFSET_CAP h² log(1/η) / 3``). The lower
@@ -1431,7 +1442,9 @@ def _one_sided_steps(laws: Sequence[tuple[LossLaw, int]], clips: list[tuple[floa
     """
     if step is not None:
         h = check_positive(step, "step")
-        return h, h, _alignment(laws, h, False)[1]
+        thin = [c is not None and _variance(law, c) < (NARROW_SPREAD * h) ** 2
+                for (law, _), c in zip(laws, clips, strict=True)]
+        return h, h, _alignment(laws, h, False)[1], thin
     tol = 2.5e-5 * k_round if tolerance is None else check_positive(tolerance, "tolerance")
     h_dn = _nice(math.sqrt(0.8 * tol / (0.2 * k_round + 8.0 * OFFSET_CAP)), up=False)
     # Narrow or steep laws have merged-cell offsets far above OFFSET_CAP h² (_offsets): measure the
@@ -1461,7 +1474,7 @@ def _one_sided_steps(laws: Sequence[tuple[LossLaw, int]], clips: list[tuple[floa
         # coupling measures (measured: 6.1729 at h = 5e-4 against 6.1870 at 1e-4 for σ = 1, q = 0.01,
         # 10^4 rounds, δ = 1e-5), so the lower side takes the upper step too
         h_dn, offsets = _alignment(laws, h_up, True)
-        return h_up, h_dn, offsets
+        return h_up, h_dn, offsets, _thin(clips, variances, h_up)
     h_dn = min(max(h_dn, h_up), 0.5)
     # atoms keep their losses (nearest rounding on their law's offset lattice, the coupling bound; a
     # continuous law's atoms too): refine the lower step until their offsets cost at most 30% of the
@@ -1479,7 +1492,14 @@ def _one_sided_steps(laws: Sequence[tuple[LossLaw, int]], clips: list[tuple[floa
         if 2 * (big * ln / 3 + math.sqrt(2 * var * ln)) <= 0.3 * tol:
             break
         h_dn = max(_nice(h_dn * (1 - 1e-9), up=False), h_up)
-    return h_up, h_dn, offsets
+    return h_up, h_dn, offsets, _thin(clips, variances, h_up)
+
+
+def _thin(clips: list[tuple[float, float] | None], variances: list[float], h: float) -> list[bool]:
+    """Which laws are narrow at step ``h``: the continuous ones (a clip) whose variance is below
+    ``(NARROW_SPREAD h)²`` (``variances`` lists those laws' variances in order)."""
+    rest = iter(variances)
+    return [c is not None and next(rest) < (NARROW_SPREAD * h) ** 2 for c in clips]
 
 
 def compose(parts: Sequence[tuple[LossLaw, int]], *, tolerance: float | None = None,
@@ -1539,7 +1559,7 @@ def compose(parts: Sequence[tuple[LossLaw, int]], *, tolerance: float | None = N
     if all(law.one_sided for law, _ in laws) and not all(law.is_discrete for law, _ in laws):
         clips = [None if law.is_discrete else (_quantile(law, log_clip, False),
                                                _quantile(law, log_clip, True)) for law, _ in laws]
-        h_up, h_dn, offsets = _one_sided_steps(laws, clips, k_round, tolerance, step, log_clip)
+        h_up, h_dn, offsets, narrow = _one_sided_steps(laws, clips, k_round, tolerance, step, log_clip)
         pairs = list(zip(laws, clips, strict=True))
         up = [(_discretise(law, h_up, log_clip, sub) if c is None
                else _dominating_grid(law, h_up, log_clip, c), k) for (law, k), c in pairs]
@@ -1549,6 +1569,8 @@ def compose(parts: Sequence[tuple[LossLaw, int]], *, tolerance: float | None = N
                                h_dn, log_clip, sub)
             grid.offset = o
             down.append((grid, k))
+        for (g_up, _), (g_dn, _), thin in zip(up, down, narrow, strict=True):
+            g_up.narrow = g_dn.narrow = thin
         return LatticeBracket(_Engine(up, h_up, delta_floor),
                               _Engine(down, h_dn, delta_floor, LOWER_TILT_FRACTION), True)
     if step is None:
