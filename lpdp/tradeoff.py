@@ -13,6 +13,7 @@ otherwise), the fixed point, the rotation ``g, g', g''``, and the tight ``δ_f(�
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cached_property
@@ -426,7 +427,7 @@ def gaussian(mu: float) -> TradeoffFunction:
     mu = check_mu(mu, limit=MAX_COMPOSED_MU)
 
     def f(t: np.ndarray) -> np.ndarray:
-        if not np.any((t > 0) & (t < 1)):
+        if "scipy.special" not in sys.modules and not np.any((t > 0) & (t < 1)):
             return 1.0 - t      # f(0) = 1 and f(1) = 0 (and no scipy import for the end points)
         with np.errstate(divide="ignore"):
             return special.ndtr(-special.ndtri(t) - mu)   # -Φ^{-1}(t) = Φ^{-1}(1 - t), accurate for small t
