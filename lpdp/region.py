@@ -1290,9 +1290,11 @@ def _row_log_cumsum(v: np.ndarray, err: np.ndarray | None = None) -> tuple[np.nd
         bound[~pending] = 0.0           # -inf entries (no mass before them) are exact
     u = UNIT_ROUNDOFF
     for level in range(_CUM_LEVELS):
-        rows = np.flatnonzero(pending.any(axis=1))     # only rows with unresolved entries (row-wise sums)
+        rows: Any = np.flatnonzero(pending.any(axis=1))  # only rows with unresolved entries (row-wise sums)
         if rows.size == 0:
             return out, bound
+        if rows.size == v.shape[0]:
+            rows = slice(None)                         # every row: views instead of gathered copies
         width = int(np.flatnonzero(pending[rows].any(axis=0))[-1]) + 1
         vr = v[rows, :width]
         ref = np.where(live[rows], top[rows] - _CUM_SPAN * level, 0.0)[:, None]
