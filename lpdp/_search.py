@@ -19,6 +19,7 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 
@@ -84,6 +85,14 @@ NEAR_STEPS = 23
 NEAR_POINTS = 64
 
 
+@functools.lru_cache(maxsize=8)
+def _ladder(growth: float, steps: int) -> np.ndarray:
+    """``growth^j`` for ``j < steps`` (the outward steps of :func:`crossing_near`, in ulps)."""
+    out = float(growth) ** np.arange(steps)
+    out.setflags(write=False)
+    return out
+
+
 def crossing_near(below: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]], guess: float,
                   rounds: int | None = None, growth: float = 4.0, steps: int = NEAR_STEPS
                   ) -> tuple[float, float] | None:
@@ -111,13 +120,14 @@ def crossing_near(below: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]], 
     """
     if not (guess > 0 and math.isfinite(guess)):
         return None
-    ulp = math.ulp(guess)
-    offsets = growth ** np.arange(steps) * ulp
-    x = np.unique(np.maximum(np.concatenate([guess - offsets, [guess], guess + offsets]), 0.0))
+    offsets = _ladder(growth, steps) * math.ulp(guess)
+    # sorted (equal neighbours, where a small step rounds to the same double, do not matter: they share
+    # the predicate's value)
+    x = np.maximum(np.concatenate([guess - offsets[::-1], [guess], guess + offsets]), 0.0)
     for done in range(10_000 if rounds is None else rounds + 1):
         value, known = below(x)
-        first = int(np.argmin(value)) if not np.all(value) else x.size   # the first false point
-        if first == x.size or not np.all(known[max(first - 1, 0):first + 1]):
+        first = int(np.argmin(value))            # the first false point (0 when every point is true)
+        if value[first] or not np.all(known[max(first - 1, 0):first + 1]):
             return None
         if first == 0:
             return (0.0, 0.0) if x[0] == 0.0 else None
