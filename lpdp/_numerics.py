@@ -324,10 +324,9 @@ class ErrorBound:
         """This bound with a further ``e^log_mass`` of P-mass left out, at losses up to ``top``."""
         if log_mass == -math.inf:
             return self
-        a, b = max(self.dropped, log_mass), min(self.dropped, log_mass)
-        total = a if b == -math.inf else a + math.log1p(math.exp(b - a))   # logaddexp (1e-15 covers it)
         return ErrorBound(self.loss, self.mass, self.per_nat, self.per_sqrt_nat, self.inf_mass,
-                          round_up(total + 1e-15), max(self.dropped_top, top), self.loss_rel, self.loss_down)
+                          _log_add_up(self.dropped, log_mass), max(self.dropped_top, top), self.loss_rel,
+                          self.loss_down)
 
     def times(self, other: ErrorBound, count: int = 1, terms: float = 2.0 ** 20) -> ErrorBound:
         """The bound of a product of this pair with ``count`` copies of ``other`` (before the product's own
@@ -346,15 +345,16 @@ class ErrorBound:
         depth = 1.0 + math.log(max(terms, 1.0))
         per_nat = max(self.per_nat, other.per_nat)
         per_sqrt = math.sqrt(self.per_sqrt_nat ** 2 + n * other.per_sqrt_nat ** 2)
-        out = ErrorBound(round_up(self.loss + n * other.loss),
-                         round_up(self.mass + n * other.mass + per_nat * depth + per_sqrt * math.sqrt(depth)),
-                         per_nat, round_up(per_sqrt))
         # mass left out of a factor is at most that mass in the product (the others sum to <= 1 + tiny),
-        # at a loss the caller bounds (:meth:`with_dropped_top`)
+        # at a loss the caller bounds (:meth:`with_dropped_top`): each added as :meth:`with_dropped` adds
+        # it (formed here at once: this runs for every squaring of a convolution power)
+        dropped, top = -math.inf, -math.inf
         for e, times in ((self, 1.0), (other, n)):
             if e.dropped > -math.inf:
-                out = out.with_dropped(e.dropped + math.log(times) + 1e-12, math.inf)
-        return out
+                dropped, top = _log_add_up(dropped, e.dropped + math.log(times) + 1e-12), math.inf
+        mass = round_up(self.mass + n * other.mass + per_nat * depth + per_sqrt * math.sqrt(depth))
+        return ErrorBound(round_up(self.loss + n * other.loss), mass, per_nat, round_up(per_sqrt), None,
+                          dropped, top)
 
     def mirrored(self, max_abs_loss: float) -> ErrorBound:
         """The bound of the reversed pair (Q, P): ``log q = log p - L`` carries both errors (and
@@ -370,6 +370,14 @@ class ErrorBound:
 
     def to_dict(self) -> dict[str, float | None]:
         return dataclasses.asdict(self)
+
+
+def _log_add_up(a: float, b: float) -> float:
+    """``log(e^a + e^b)`` rounded up (``b`` finite): ``max + log1p(e^{-|a - b|})``, the logaddexp's
+    roundings below the added 1e-15 and the last one below the step to the next double."""
+    hi, lo = max(a, b), min(a, b)
+    total = hi if lo == -math.inf else hi + math.log1p(math.exp(lo - hi))
+    return round_up(total + 1e-15)
 
 
 #: The error of a region taken as exact (its atoms are the given numbers).
