@@ -442,7 +442,7 @@ def gaussian(mu: float) -> TradeoffFunction:
             return mu * np.exp(-mu * zt - mu * mu / 2 + zt * zt / 2) * math.sqrt(2 * math.pi)
 
     def delta(eps: np.ndarray) -> np.ndarray:
-        return np.asarray(gaussian_delta(eps, mu))
+        return gaussian_delta_bounds(eps, mu)[1]     # (μ and ε checked already: TradeoffFunction.delta)
 
     return TradeoffFunction(f"G_{mu:g}", f, df, d2f, delta, float(special.ndtr(-mu / 2)),
                             lambda k: gaussian(composed_mu([(mu, k)])), lambda d: gaussian_epsilon(d, mu))
