@@ -29,6 +29,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from lpdp._blas import single_blas_thread_process
 from lpdp.errors import ClusterError, ParameterError
 
 __all__ = ["SCHEDULER_ENV", "AUTO_LOCAL_TASKS", "CLUSTER_TIMEOUT", "Scheduler", "parse_scheduler",
@@ -173,13 +174,9 @@ def _one_blas_thread() -> None:
     thread per core, and two workers on two cores then run four spinning BLAS threads (measured: the
     63-cell filter sweep took longer on two forked workers than serially)."""
     global _BLAS_LIMITED
-    if _BLAS_LIMITED:
-        return
-    _BLAS_LIMITED = True
-    with contextlib.suppress(ImportError):   # threadpoolctl comes with lpdp[dask]
-        from threadpoolctl import threadpool_limits
-
-        threadpool_limits(1, user_api="blas")
+    if not _BLAS_LIMITED:
+        _BLAS_LIMITED = True
+        single_blas_thread_process()
 
 
 def _call(func: Callable[..., Any], args: tuple[Any, ...]) -> tuple[Any, str]:

@@ -107,7 +107,7 @@ def test_library_modules_do_not_import_the_shell():
 # ------------------------------------------------------------------ imports (issue: package rules)
 #: Optional heavy dependencies: the only imports allowed inside functions of library modules.
 HEAVY = ("matplotlib", "cvxpy", "dask", "distributed", "threadpoolctl", "dp_accounting",
-         "mpmath")   # mpmath: 55 ms to import; threadpoolctl: with dask (lpdp[dask])
+         "mpmath")   # mpmath: 55 ms to import; threadpoolctl: inspects every loaded library on import
 
 #: Function-level imports of third-party submodules left lazy in library modules, each for CLI start-up
 #: (tests/test_cli_startup.py: ``lpdp account --gaussian`` loads no scipy and no shapely; ``--version`` no

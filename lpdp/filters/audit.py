@@ -27,6 +27,7 @@ import numpy as np
 from scipy import special
 
 from lpdp._binomial import clopper_pearson_upper
+from lpdp._blas import one_blas_thread
 from lpdp._limits import check_budget, seconds_for
 from lpdp._numerics import UNIT_ROUNDOFF
 from lpdp._validate import check_int, check_probability
@@ -486,15 +487,10 @@ def _quadrature_audit(rule: StoppingRule, mechanism: Mechanism, request: Request
     if param == 0.0:
         raise ParameterError("method='quadrature': the pair's inputs coincide (zero loss); use "
                              "method='monte-carlo'")
-    if name == "laplace":
-        return [PairAudit(rule.pairs[own], *laplace_pair(rule, rule.thresholds[own], rule.thresholds[rev],
-                                                         param, nodes)) for own, rev in ((0, 1), (1, 0))]
-    mu = param
-    out = []
-    for own, rev in ((0, 1), (1, 0)):
-        tail, hs, surv = _quadrature_pair(rule, rule.thresholds[own], rule.thresholds[rev], mu, nodes)
-        out.append(PairAudit(rule.pairs[own], tail, hs, surv))
-    return out
+    pair = laplace_pair if name == "laplace" else _quadrature_pair
+    with one_blas_thread():   # small matrix products: more BLAS threads only spin (lpdp._blas)
+        return [PairAudit(rule.pairs[own], *pair(rule, rule.thresholds[own], rule.thresholds[rev], param,
+                                                 nodes)) for own, rev in ((0, 1), (1, 0))]
 
 
 def rule_audit(rule: StoppingRule, mechanism: Mechanism, request: Request | None = None, *,
