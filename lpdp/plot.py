@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import sys
 import textwrap
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -16,8 +17,25 @@ import numpy as np
 
 from lpdp.export import atomic_open, check_output_path
 
+_PRELOAD: threading.Thread | None = None
+
+
+def preload() -> None:
+    """Import matplotlib's pyplot in a background thread, once; the next figure waits for it.
+
+    A sweep on a cluster calls it once its first cell is back: the ~0.4 s import then overlaps the
+    workers' computing instead of following it (the main process only waits for results). It is not called
+    before the workers exist: a process forked while another thread holds an import lock can deadlock.
+    """
+    global _PRELOAD
+    if _PRELOAD is None and "matplotlib.pyplot" not in sys.modules:
+        _PRELOAD = threading.Thread(target=_pyplot, name="lpdp-matplotlib-import", daemon=True)
+        _PRELOAD.start()
+
 
 def _pyplot():
+    if _PRELOAD is not None:
+        _PRELOAD.join()
     import matplotlib
 
     if matplotlib.get_backend().lower() not in ("agg", "svg", "pdf") and not _interactive():

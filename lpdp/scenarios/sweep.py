@@ -36,6 +36,7 @@ import numpy as np
 
 from lpdp._version import __version__
 from lpdp.errors import ClusterError, ParameterError, ScenarioError
+from lpdp.plot import preload, save_figure
 from lpdp.scenarios._schema import validate
 from lpdp.scenarios.kinds import COMMON, KINDS, ScenarioKind, ScenarioOutput, load_kinds, read_scenario
 
@@ -368,6 +369,8 @@ def run_scenario(path: str | Path, manifest: Any, *, scheduler: str | None = Non
         todo = [(i, c) for i, c in enumerate(cells) if payloads[i] is None]
         try:
             for i, output, where in _execute(kind, todo, sched, progress, stem):
+                if sched.kind != "serial":
+                    preload()
                 payload, summary = ((output.payload, output.summary) if isinstance(output, ScenarioOutput)
                                     else output)
                 payloads[i] = jsonable(payload)
@@ -390,8 +393,6 @@ def run_scenario(path: str | Path, manifest: Any, *, scheduler: str | None = Non
     seconds = time.perf_counter() - t0
     files = [json_path]
     if result.plot is not None:
-        from lpdp.plot import save_figure
-
         png = manifest.claim(f"{stem}.png", stem)
         save_figure(result.plot, png, figsize=result.figsize, title=params["title"], option="--out")
         manifest.record(png)
