@@ -137,9 +137,16 @@ def accountant(parts: Sequence[tuple[Mechanism, int]]) -> Accountant:
     return acc
 
 
+#: The ``relation`` of a result whose mechanisms fix none (no sampling): the guarantee holds for every
+#: neighbouring relation under which the mechanisms' sensitivities (or dominating pairs) are stated.
+UNSAMPLED_RELATION = "any"
+
+
 def report(guarantee: Guarantee, at: Sequence[float] = (), for_delta: Sequence[float] = ()
            ) -> dict[str, Any]:
-    """Plain data of a guarantee: δ at each ε, ε for each δ (each ``lower``/``upper``), ``exact``, route.
+    """Plain data of a guarantee: δ at each ε, ε for each δ (each ``lower``/``upper``), ``exact``, route,
+    the neighbouring relation and the sampling scheme (:data:`UNSAMPLED_RELATION` and ``"none"`` without
+    sampling).
 
     Examples
     --------
@@ -161,8 +168,8 @@ def report(guarantee: Guarantee, at: Sequence[float] = (), for_delta: Sequence[f
                                              strict=True)],
         "exact": guarantee.exact,
         "route": guarantee.route,
-        "relation": guarantee.relation,
-        "scheme": guarantee.scheme,
+        "relation": guarantee.relation or UNSAMPLED_RELATION,
+        "scheme": guarantee.scheme or "none",
     }
 
 
@@ -179,8 +186,10 @@ def regions(guarantee: Guarantee) -> dict[str, PrivacyRegion]:
 def summary(data: Mapping[str, Any]) -> list[str]:
     """Readable lines of a :func:`report`: guarantees rounded up, attack bounds rounded down."""
     lines = [f"composition {'exact' if data['exact'] else 'bracketed'} (route: {data['route']})"]
-    if data.get("relation") is not None:
-        lines.append(f"neighbouring relation: {data['relation']}, sampling: {data['scheme']}")
+    relation = data.get("relation") or UNSAMPLED_RELATION
+    said = (f"{relation} (whichever the mechanisms' sensitivities and pairs are stated for)"
+            if relation == UNSAMPLED_RELATION else relation)
+    lines.append(f"neighbouring relation: {said}, sampling: {data.get('scheme') or 'none'}")
     for row in data["delta_at"]:
         lines.append(_line(f"delta at eps={row['epsilon']:g}", row))
     for row in data["epsilon_for"]:

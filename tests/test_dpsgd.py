@@ -255,3 +255,17 @@ def test_calibrating_the_noise_multiplier_the_rate_and_the_steps():
     assert c.meets_target and 0 < c.value < 1
     g = lpdp.Accountant().compose(subsampled(lpdp.mechanisms.pure(1.0), c.value), 20).guarantee()
     assert g.epsilon(1e-6)[1] <= 1.0
+
+
+
+def test_an_unsampled_result_states_its_relation_and_scheme(capsys):
+    """Every result names its neighbouring relation and sampling scheme, an unsampled one included."""
+    assert main(["account", "--gaussian", "3x5", "--for-delta", "1e-6", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert (out["relation"], out["scheme"]) == ("any", "none")
+    assert main(["account", "--gaussian", "3x5", "--for-delta", "1e-6"]) == 0
+    assert "neighbouring relation: any (whichever the mechanisms' sensitivities and pairs are stated for), " \
+        "sampling: none" in capsys.readouterr().out
+    assert main(["account", "--dpsgd", "noise_multiplier=2.0,sampling_rate=0.01,steps=10",
+                 "--for-delta", "1e-5"]) == 0
+    assert "neighbouring relation: add_remove, sampling: poisson" in capsys.readouterr().out
