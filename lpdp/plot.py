@@ -29,13 +29,17 @@ def preload() -> None:
     """
     global _PRELOAD
     if _PRELOAD is None and "matplotlib.pyplot" not in sys.modules:
-        _PRELOAD = threading.Thread(target=_pyplot, name="lpdp-matplotlib-import", daemon=True)
+        _PRELOAD = threading.Thread(target=_load_pyplot, name="lpdp-matplotlib-import", daemon=True)
         _PRELOAD.start()
 
 
 def _pyplot():
     if _PRELOAD is not None:
         _PRELOAD.join()
+    return _load_pyplot()
+
+
+def _load_pyplot():
     import matplotlib
 
     if matplotlib.get_backend().lower() not in ("agg", "svg", "pdf") and not _interactive():

@@ -51,3 +51,25 @@ def test_filter_figure_titles_name_mixes_and_cycles():
     filter_survival(comparison(mix, 6.0, 1e-3, 8, trajectories=0))
     assert f"i.i.d. mix of {rr}, {g}" in " ".join(matplotlib.pyplot.gca().get_title().split())
     matplotlib.pyplot.close("all")
+
+
+def test_preloaded_pyplot_draws_a_figure(tmp_path):
+    """``plot.preload`` imports pyplot in a thread (a fresh process, so the import really happens there);
+    the figure drawn next waits for it, and the thread ends without an exception."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, threading\n"
+        "errors = []\n"
+        "threading.excepthook = lambda a: errors.append(a.exc_value)\n"
+        "from lpdp import plot\n"
+        "plot.preload()\n"
+        "thread = plot._PRELOAD\n"
+        "plot.save_figure(lambda ax: ax.plot([0, 1], [1, 0]), sys.argv[1])\n"
+        "thread.join()\n"
+        "print(thread is not None, thread.is_alive(), errors, 'matplotlib.pyplot' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "f.png")], capture_output=True,
+                         text=True, check=True)
+    assert out.stdout.split() == ["True", "False", "[]", "True"], out.stderr
+    assert (tmp_path / "f.png").stat().st_size > 1000
