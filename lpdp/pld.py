@@ -866,15 +866,20 @@ def _window(grids: Sequence[tuple[_Grid, int]], h: float, theta: float, start: i
 
 
 def _power(z: np.ndarray, k: int) -> np.ndarray:
-    """``z**k`` by repeated squaring (elementwise)."""
-    out = np.ones_like(z)
+    """``z**k`` for ``k >= 1`` by repeated squaring (elementwise; the first factor is copied, not multiplied
+    into ones: the same roundings, two fewer passes)."""
+    out: np.ndarray | None = None
     base = z.copy()
     while k:
         if k & 1:
-            out *= base
+            if out is None:
+                out = base.copy() if k > 1 else base
+            else:
+                out *= base
         k >>= 1
         if k:
             base *= base
+    assert out is not None
     return out
 
 
@@ -889,7 +894,9 @@ def _discounted_suffix(y: np.ndarray, h: float) -> np.ndarray:
         seg = y[s:s + size]
         m = seg.size
         d = np.exp(-h * np.arange(m))
-        out[s:s + m] = np.cumsum((seg * d)[::-1])[::-1] / d + carry * np.exp(-h * (m - np.arange(m)))
+        out[s:s + m] = np.cumsum((seg * d)[::-1])[::-1] / d
+        if carry:       # the suffix beyond the block (0 for the last one: nothing to add)
+            out[s:s + m] += carry * np.exp(-h * (m - np.arange(m)))
         carry = float(out[s])
     return out
 
@@ -906,9 +913,9 @@ def _build(grids: Sequence[tuple[_Grid, int]], h: float, theta: float, start: in
     e_f = FFT_RADIX_ERROR * _U * _radix_sum(n)
     k_tot = sum(k for _, k in grids)
     half = n // 2 + 1
-    prod = np.ones(half, dtype=complex)
-    log_a = np.zeros(half)                 # Σ_i k_i log a_i with a_i = |X̂_i| + e_f m1_i >= |X_i|, |X̂_i|
-    rel = np.full(half, _NEG_INF)          # log Σ_i k_i e_f m1_i / a_i
+    prod: np.ndarray | None = None
+    log_a: np.ndarray | None = None        # Σ_i k_i log a_i with a_i = |X̂_i| + e_f m1_i >= |X_i|, |X̂_i|
+    rel: np.ndarray | None = None          # log Σ_i k_i e_f m1_i / a_i
     log_z, offset = 0.0, 0
     e_long = FFT_RADIX_ERROR * _U_LONG * _radix_sum(n)
     for g, k in grids:
@@ -929,11 +936,14 @@ def _build(grids: Sequence[tuple[_Grid, int]], h: float, theta: float, start: in
             err = e_f * m1
         with np.errstate(divide="ignore"):
             la = np.log(np.abs(spec) * (1 + 2 * _U) + err)
-            rel = np.logaddexp(rel, math.log(k) + np.log(err) - la)
-        log_a += k * la
-        prod *= _power(spec, k)
+            term = math.log(k) + np.log(err) - la
+        # the first law's terms start the sums (adding them to 0, -inf and multiplying them into 1 is exact)
+        rel = term if rel is None else np.logaddexp(rel, term)
+        log_a = k * la if log_a is None else log_a + k * la
+        prod = _power(spec, k) if prod is None else prod * _power(spec, k)
         log_z += k * lz
         offset += k * g.lo
+    assert prod is not None and log_a is not None and rel is not None    # grids is not empty
     mult = (1 + MULT_ERROR * _U) ** (2 * k_tot + 2 * len(grids)) - 1
     weights = np.full(half, 2.0)
     weights[0] = 1.0
@@ -1178,7 +1188,7 @@ class _Engine:
         if key in self._answers:
             return self._answers[key]
         if not self._lattices and target <= DIRECT_TILT_DELTA:
-            self._place(target)
+            self._place([target])
         for _ in range(3):
             e = self._invert(target, upper)
             if not self._has_base() and (not math.isfinite(e) or self._clamped(e, upper)):
@@ -1198,14 +1208,26 @@ class _Engine:
         self._answers[key] = e
         return e
 
-    def _place(self, target: float) -> None:
-        """A first lattice for an ε at a small δ: tilted at the coarse estimate of the answer, starting a
-        margin below it (the base lattice would mostly need such a tilt anyway, and is longer)."""
-        est = self._estimate(target)
-        if math.isfinite(est):
+    def _place(self, targets: Sequence[float]) -> None:
+        """A first lattice for ε at small δ (the base lattice would mostly need such a tilt anyway, and is
+        longer): tilted at the coarse estimates of the answers, starting a margin below the lowest; for
+        several δ one lattice, θ at the saddle point of the middle of their ε range and the window sized
+        for the smallest δ (docs/pld.md, "Which lattices are built"). An answer it does not certify well
+        enough is tilted again (:meth:`_epsilon`)."""
+        found = [(est, t) for t in targets if math.isfinite(est := self._estimate(t))]
+        if found:
             lat, hc = self._coarse  # type: ignore[misc]
             slack = 8 * hc + 0.01 * _spread(self._grids, self.step)
-            self._tilt(est - slack, est - slack, target)
+            low, high = min(e for e, _ in found) - slack, max(e for e, _ in found) - slack
+            self._tilt(low, high, min(t for _, t in found))
+
+    def _prepare(self, targets: Sequence[float]) -> None:
+        """Place one lattice for the ε at the small δ among ``targets`` (:meth:`_place`) before they are
+        answered one at a time, unless lattices exist already."""
+        small = sorted({t for t in targets if t <= DIRECT_TILT_DELTA and (t, True) not in self._answers
+                        and (t, False) not in self._answers})
+        if len(small) > 1 and not self._lattices:
+            self._place(small)
 
     def _clamped(self, e: float, upper: bool) -> bool:
         """True when an upper ε sits at the start of every tilted window (the answer may lie below it)."""
@@ -1297,9 +1319,11 @@ class LatticeBracket:
         still ``>= δ`` (so the true ε(δ) is at least it); both found by bisection to 1e-10 relative.
         """
         d = np.asarray(delta, dtype=float)
+        targets = [check_delta(float(v), "delta") for v in d.ravel()]
+        for engine in {id(e): e for e in (self._down, self._up)}.values():
+            engine._prepare(targets)
         lo, hi = np.empty(d.shape), np.empty(d.shape)
-        for i, v in enumerate(d.ravel()):
-            t = check_delta(float(v), "delta")
+        for i, t in enumerate(targets):
             lo.flat[i], hi.flat[i] = self._epsilon_side(t, False), self._epsilon_side(t, True)
         return lo, hi
 

@@ -180,3 +180,21 @@ def test_epsilon_first_from_a_placed_tilt_contains_exact_truth(name):
     d_lo, d_hi = bracket.delta(eps)
     ref = [truth(e) for e in eps]
     assert all(a <= t <= b for a, t, b in zip(d_lo, ref, d_hi, strict=True))
+
+
+def test_several_small_deltas_share_one_tilted_lattice_per_side():
+    """ε at several small δ in one call: one lattice per side, tilted between the answers and sized for the
+    smallest δ, certifies every answer as tightly as a fresh bracket asked one δ at a time (which tilts one
+    lattice per δ); both sides contain the closed form."""
+    from lpdp.tradeoff import gaussian_epsilon
+
+    law, k, deltas, mu = GaussianMechanism(2.0).loss_law(), 100, [1e-5, 1e-9], 5.0
+    joint = compose([(law, k)])
+    lo, hi = joint.epsilon(deltas)
+    assert len(joint._up._lattices) == 1 and len(joint._down._lattices) == 1
+    for d, a, b in zip(deltas, lo, hi, strict=True):
+        assert a <= gaussian_epsilon(d, mu, "lower") <= gaussian_epsilon(d, mu) <= b
+        alone = compose([(law, k)])
+        (a1,), (b1,) = alone.epsilon([d])
+        assert len(alone._up._lattices) == 1
+        assert abs(b - b1) < 1e-7 and abs(a - a1) < 1e-7
