@@ -384,12 +384,7 @@ def _top_epsilon(f: TradeoffFunction, delta_min: float | None, step: float | Non
         return None
     delta_min = check_probability(delta_min, "delta_min", open_left=True, open_right=True)
     target = delta_min / (1 + 2 * SAFETY)          # δ stays <= delta_min after rounding up by SAFETY
-    lo, hi = 0.0, 1.0
-    if float(f.delta(lo)) <= target:
-        return 0.0
-    while float(f.delta(hi)) > target:
-        lo, hi = hi, 2 * hi
-    lo, hi = bisect(lambda e: float(f.delta(e)) > target, lo, hi, iterations=200)
+    hi = float(f.epsilon(target))      # the smallest ε with δ_f(ε) <= target (the Gaussian's closed form)
     return hi if step is None else math.ceil(hi / step - 1e-9) * step
 
 
@@ -408,15 +403,15 @@ def _tangent_points(f: TradeoffFunction, n: int, fixed: np.ndarray) -> np.ndarra
     """
     z = f.z
     margin = 1e-9 * -z
-    a_fix = np.asarray(f.g_prime(fixed))
-    c_fix = np.asarray(f.g(fixed)) - a_fix * fixed
+    g_fix, a_fix, _ = (np.asarray(v) for v in f.rotation(fixed))
+    c_fix = g_fix - a_fix * fixed
 
     def neg_area(u: np.ndarray) -> tuple[float, np.ndarray]:
-        a = np.asarray(f.g_prime(u))
-        c = np.asarray(f.g(u)) - a * u
+        g, a, g2 = (np.asarray(v) for v in f.rotation(u))
+        c = g - a * u
         total, lo, hi = _envelope(np.concatenate([a, a_fix]), np.concatenate([c, c_fix]))
         lo, hi = lo[:n], hi[:n]
-        grad = np.asarray(f.g_second(u)) * (hi - lo) * ((hi + lo) / 2 - u)
+        grad = g2 * (hi - lo) * ((hi + lo) / 2 - u)
         return -total, -grad
 
     u0 = z * (np.arange(n, 0, -1) - 0.5) / (n + 0.5)

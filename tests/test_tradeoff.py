@@ -121,6 +121,8 @@ def test_from_callable_matches_the_closed_form():
     (lambda: from_callable(lambda t: t, name="up"), r"f=up: must be non-increasing"),
     (lambda: from_callable(lambda t: 1 / 0, name="boom"), r"f=boom: calling it on \[0, 1\] failed"),
     (lambda: gaussian(1.0)(1.5), r"t=1.5: must be in \[0, 1\]"),
+    (lambda: gaussian(1.0)(float("nan")), r"t=nan: must be in \[0, 1\]"),
+    (lambda: gaussian(1.0)(-0.5), r"t=-0.5: must be in \[0, 1\]"),
     (lambda: gaussian(1.0).delta(-1.0), r"epsilon=-1.0: must be finite and >= 0"),
     (lambda: gaussian(1.0).g(2.0), r"u=2.0: must be in \[z, -z\]"),
     (lambda: gaussian(1.0).composed(0), r"k=0: must be an integer >= 1"),
