@@ -122,9 +122,12 @@ def _runs(log_a: np.ndarray, floor: float) -> list[tuple[int, np.ndarray, float]
     if not keep.any():
         return []
     idx = np.flatnonzero(keep)
-    top = float(log_a[idx].max())
-    slab = ((top - log_a[idx]) // _SLAB).astype(np.int64)
-    cuts = np.flatnonzero(np.diff(slab)) + 1
+    kept = log_a[idx]
+    top = float(kept.max())
+    if top - float(kept.min()) < _SLAB:      # one slab (the common case): one run, no slab indices
+        cuts = np.empty(0, dtype=np.int64)
+    else:
+        cuts = np.flatnonzero(np.diff(((top - kept) // _SLAB).astype(np.int64))) + 1
     runs = []
     for first, last in zip(np.concatenate(([0], cuts)), np.concatenate((cuts, [idx.size])), strict=True):
         lo, hi = int(idx[first]), int(idx[last - 1]) + 1
@@ -151,9 +154,10 @@ def log_convolve(log_a: np.ndarray, log_b: np.ndarray, floor: float = LOG_FLOOR,
     """
     out = np.full(log_a.size + log_b.size - 1, -np.inf)
     runs_b = _runs(log_b, floor)
-    runs_a = _runs(log_a, floor)
+    runs_a = runs_b if log_a is log_b else _runs(log_a, floor)     # a squaring splits its array once
     if errors is not None:
         errors.append(log_convolve_error(log_a.size, log_b.size, floor, len(runs_a) * len(runs_b)))
+    first = True
     for start_a, va, sa in runs_a:
         for start_b, vb, sb in runs_b:
             if sa + sb < floor:
@@ -161,7 +165,9 @@ def log_convolve(log_a: np.ndarray, log_b: np.ndarray, floor: float = LOG_FLOOR,
             with np.errstate(divide="ignore"):
                 part = np.log(np.convolve(va, vb)) + (sa + sb)
             seg = slice(start_a + start_b, start_a + start_b + part.size)
-            out[seg] = np.logaddexp(out[seg], part)
+            # the first pair lands on -inf entries only: logaddexp(-inf, x) is x
+            out[seg] = part if first else np.logaddexp(out[seg], part)
+            first = False
     out[out < floor] = -np.inf
     return out
 
