@@ -196,6 +196,18 @@ def log1mexp(x: np.ndarray | float) -> np.ndarray:
         return np.where(x > -np.log(2.0), np.log(-np.expm1(x)), np.log1p(-np.exp(x)))
 
 
+def log1mexp_one(x: float) -> float:
+    """:func:`log1mexp` of one float in ``math`` (the same formula, libm's functions; a query's few scalar
+    evaluations cost less than numpy's per-call overhead); ``-inf`` at 0."""
+    if x > _MINUS_LOG2:
+        m = -math.expm1(x)
+        return math.log(m) if m > 0 else -math.inf
+    return math.log1p(-math.exp(x))
+
+
+_MINUS_LOG2 = -math.log(2.0)
+
+
 def log_softplus(x: np.ndarray | float) -> np.ndarray:
     """``log(1 + e^x)`` without overflow."""
     return np.logaddexp(0.0, x)
@@ -296,6 +308,8 @@ class ErrorBound:
         """The bound on a log mass of magnitude ``|ℓ̂|`` (vectorised)."""
         if not (self.per_nat or self.per_sqrt_nat):
             return self.mass if np.ndim(magnitude) == 0 else np.full(np.shape(magnitude), self.mass)
+        if isinstance(magnitude, float):        # one value (a query's scalar path): math, not numpy
+            return self.mass + self.per_nat * magnitude + self.per_sqrt_nat * math.sqrt(magnitude + 1.0)
         return self.mass + self.per_nat * magnitude + self.per_sqrt_nat * np.sqrt(magnitude + 1.0)
 
     @property

@@ -19,7 +19,6 @@ Examples
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable
 
@@ -81,30 +80,20 @@ def bisect_array(below: Callable[[np.ndarray], np.ndarray], lo: np.ndarray, hi: 
 #: Outward steps of :func:`crossing_near`: ``4^j`` ulps of the guess on each side, ``j < NEAR_STEPS``
 #: (up to ~4e-4 relative).
 NEAR_STEPS = 23
+_LADDER = 4.0 ** np.arange(NEAR_STEPS)
 #: Points per round of :func:`crossing_near`'s refinement (each round shrinks the bracket ~65-fold).
 NEAR_POINTS = 64
 
 
-@functools.lru_cache(maxsize=8)
-def _ladder(growth: float, steps: int) -> np.ndarray:
-    """``growth^j`` for ``j < steps`` (the outward steps of :func:`crossing_near`, in ulps)."""
-    out = float(growth) ** np.arange(steps)
-    out.setflags(write=False)
-    return out
-
-
-def crossing_near(below: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]], guess: float,
-                  rounds: int | None = None, growth: float = 4.0, steps: int = NEAR_STEPS
+def crossing_near(below: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]], guess: float
                   ) -> tuple[float, float] | None:
     """Adjacent doubles ``(lo, hi)``, ``lo < hi``, with ``below(lo)`` true and ``below(hi)`` false, found
     near ``guess > 0`` with a few vectorised evaluations; ``None`` when the crossing is not within
-    ``growth^(steps - 1)`` ulps of ``guess`` or ``below`` cannot decide a point it needs. With ``rounds``,
-    at most that many refinement rounds (then ``lo`` and ``hi`` need not be adjacent: with ``rounds=0``
-    they are consecutive points ``guess ± growth^j`` ulps).
+    ``4^(NEAR_STEPS - 1)`` ulps of ``guess`` or ``below`` cannot decide a point it needs.
 
     ``below(x)`` (``x`` a sorted array of doubles >= 0) returns ``(value, known)``, two boolean arrays: the
     predicate (true up to some point, false after it, like :func:`bisect`'s) and where it is decided.
-    One evaluation tries ``guess ± growth^j`` ulps (clipped at 0); the first false point after a true one
+    One evaluation tries ``guess ± 4^j`` ulps (clipped at 0); the first false point after a true one
     gives a bracket, which rounds of :data:`NEAR_POINTS` interior points narrow to adjacent doubles. The
     answer is :func:`bisect`'s on ``[0, ∞)`` wherever ``below`` is monotone (on a non-monotone one,
     both are some true/false pair of adjacent doubles); when the smallest point tried is 0 and is not
@@ -120,11 +109,11 @@ def crossing_near(below: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]], 
     """
     if not (guess > 0 and math.isfinite(guess)):
         return None
-    offsets = _ladder(growth, steps) * math.ulp(guess)
+    offsets = _LADDER * math.ulp(guess)
     # sorted (equal neighbours, where a small step rounds to the same double, do not matter: they share
     # the predicate's value)
     x = np.maximum(np.concatenate([guess - offsets[::-1], [guess], guess + offsets]), 0.0)
-    for done in range(10_000 if rounds is None else rounds + 1):
+    for _ in range(10_000):
         value, known = below(x)
         first = int(np.argmin(value))            # the first false point (0 when every point is true)
         if value[first] or not np.all(known[max(first - 1, 0):first + 1]):
@@ -132,7 +121,7 @@ def crossing_near(below: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]], 
         if first == 0:
             return (0.0, 0.0) if x[0] == 0.0 else None
         lo, hi = float(x[first - 1]), float(x[first])
-        if math.nextafter(lo, math.inf) == hi or (rounds is not None and done == rounds):
+        if math.nextafter(lo, math.inf) == hi:
             return lo, hi
         x = np.unique(np.linspace(lo, hi, NEAR_POINTS + 2)[1:-1])
         x = x[(x > lo) & (x < hi)]

@@ -33,11 +33,12 @@ from lpdp._numerics import (
     UNIT_ROUNDOFF,
     ErrorBound,
     log1mexp,
+    log1mexp_one,
     logsumexp,
     round_down,
     round_up,
 )
-from lpdp._search import bisect, crossing_near
+from lpdp._search import bisect
 from lpdp._validate import check_delta, check_epsilon, each_value
 from lpdp.display import format_lower, format_upper, region_html
 from lpdp.errors import InternalError, ParameterError
@@ -586,6 +587,9 @@ class PrivacyRegion:
             # a few δ of a fresh region: summing the terms costs less than building the face
             object.__setattr__(self, "_term_queries", self._term_queries + eps.size)
             return self._certified_terms(eps, upper)
+        if eps.size == 1:       # one ε: the computation an ε(δ) query checks its answer with
+            one, kept, _ = self._certified_face_one(float(eps[0]), upper)
+            return np.array([one]) if kept else self._certified_terms(eps, upper)
         val, ok = self._certified_face(eps, upper)
         if not ok.all():
             val[~ok] = self._certified_terms(eps[~ok], upper)
@@ -619,6 +623,35 @@ class PrivacyRegion:
                 add = np.logaddexp(val[late], err.dropped)
                 val[late] = np.minimum(np.nextafter(add + UNIT_ROUNDOFF * (np.abs(add) + 8), np.inf), 0.0)
         return val, ok
+
+    def _certified_face_one(self, eps: float, upper: bool) -> tuple[float, bool, float]:
+        """:meth:`_certified_face` at one ε in ``math`` (the same shifts, bound and test; the face's
+        :meth:`_Face.certified_one`): ``(value, kept, slope)``, the slope ``d log δ / dε`` of the nominal
+        value for a search to step with."""
+        err = self._err
+        eta = err.loss if upper else err.loss + err.loss_down
+        if eta:
+            shifted = math.nextafter(eps - eta, -math.inf) if upper else math.nextafter(eps + eta, math.inf)
+        else:
+            shifted = eps
+        rel = err.loss_rel
+        if rel and not upper and self._loss.size and self._loss[0] > 0:
+            shifted = math.nextafter(shifted + rel * float(self._loss[0]) * (1 + 4 * UNIT_ROUNDOFF), math.inf)
+        val, bound, slope = self._face().certified_one(shifted)
+        if bound == math.inf:
+            return val, False, slope
+        out = math.nextafter(val + bound, math.inf) if upper else math.nextafter(val - bound, -math.inf)
+        depth = abs(out)
+        route = 0.0 if err.is_zero else float(err.log_mass(depth + math.log(self._loss.size + 1.0) + 1.0))
+        ok = bound <= FACE_RTOL + 1.25 * (16 * UNIT_ROUNDOFF * depth + route)
+        if rel and upper:
+            ok = ok and shifted >= 0
+        if upper:
+            out = min(out, 0.0)
+            if ok and err.dropped > _NEG_INF and shifted < err.dropped_top:   # the left-out mass
+                add = _logaddexp_one(out, err.dropped)
+                out = min(math.nextafter(add + UNIT_ROUNDOFF * (abs(add) + 8), math.inf), 0.0)
+        return out, ok, slope
 
     def _certified_terms(self, eps: np.ndarray, upper: bool) -> np.ndarray:
         """Certified ``log δ`` at each ε, term by term (docs/reliability.md, "Certified evaluation").
@@ -833,25 +866,47 @@ class PrivacyRegion:
                                 f"not (a defect in lpdp: please report it)")
         return bisect(lambda e: not valid(e), lo, hi)[1]    # keeping valid(hi), not valid(lo)
 
-    def _crossing(self, log_dlt: float, shift: float, upper: bool) -> tuple[float, float] | None:
-        """Adjacent doubles around the ε where one certified side's ``log δ`` (from the prefix face)
-        crosses ``log_dlt`` (the side above it at the first, at or below at the second), searched from
-        the nominal answer moved by ``shift`` (:func:`lpdp._search.crossing_near`); ``None`` when that
-        finds none or the face's bound is too wide there."""
+    def _crossing(self, log_dlt: float, shift: float, upper: bool) -> float | None:
+        """A double just past the ε where one certified side's ``log δ`` (the prefix face's, one ε at a
+        time: :meth:`_certified_face_one`) crosses ``log_dlt``: for the upper side one where it is at or
+        below ``log_dlt``, for the lower side one where it is above. Newton steps from the nominal answer
+        moved by ``shift``, each aimed a few roundings past the crossing and kept inside the bracket of the
+        points seen on either side (else halving it); the answer is the first point on the wanted side
+        within :data:`_CROSSING_WINDOW` such margins of the aim (usually the second point evaluated), or
+        the wanted end of a bracket of adjacent doubles. ``None`` (the caller's bisection answers) when
+        :data:`_CROSSING_STEPS` find neither, or a step leaves ``ε > 0`` or reaches a point the face cannot
+        answer for (past the largest loss, where δ drops to ``p_inf``; where its bound is too wide)."""
         if not self._loss.size or log_dlt < self._log_p_inf:
             return None
-        guess = self._face().solve(log_dlt)[0]      # the nominal crossing (closed form between atoms)
-        guess = guess + shift if shift else guess
-        if not (math.isfinite(guess) and guess > 0.0):
-            return None
-
-        def below(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-            val, ok = self._certified_face(x, upper)
-            return val > log_dlt, ok
-
-        # one evaluation at guess ± 2^(j/2) ulps: the answer lies within a factor √2 of the certified
-        # crossing's distance from the nominal one (about 1e-13 relative)
-        return crossing_near(below, guess, rounds=0, growth=math.sqrt(2.0), steps=61)
+        x = self._face().solve(log_dlt)[0]      # the nominal crossing (closed form between atoms)
+        x = x + shift if shift else x
+        margin = 8 * UNIT_ROUNDOFF * (abs(log_dlt) + 1.0)
+        # the wanted side lies above the crossing for the upper side (δ falls with ε), below for the lower
+        side = 1.0 if upper else -1.0
+        outward = math.copysign(math.inf, side)
+        good = bad = math.nan                   # the nearest points seen on the wanted and the other side
+        for _ in range(_CROSSING_STEPS):
+            if not (math.isfinite(x) and x > 0.0):
+                return None
+            val, ok, slope = self._certified_face_one(x, upper)
+            if not (ok and slope < 0):
+                return None
+            aim = log_dlt - side * margin
+            if val <= log_dlt if upper else val > log_dlt:
+                if abs(val - aim) <= _CROSSING_WINDOW * margin:
+                    return x
+                good = x if not (good - x) * side <= 0 else good          # the least such x (upper)
+            else:
+                bad = x if not (x - bad) * side <= 0 else bad             # the largest such x (upper)
+                margin *= 2               # landed short: the values' rounding is wider, aim further
+                aim = log_dlt - side * margin
+            if math.nextafter(good, -outward) == bad:
+                return good               # adjacent doubles on either side
+            following = x + (val - aim) / -slope
+            if not (math.isnan(good) or math.isnan(bad) or min(good, bad) < following < max(good, bad)):
+                following = 0.5 * (good + bad)
+            x = following if following != x else math.nextafter(x, outward if x == bad else -outward)
+        return None
 
     def _beyond_from(self) -> float:
         """The least ``e`` from which no finite atom of the exact pair can have a loss above ``e`` (upper
@@ -903,7 +958,7 @@ class PrivacyRegion:
             # where the certified δ crosses delta); the searches below where that finds no crossing
             found = self._crossing(log_dlt, eta, upper=True)
             if found is not None:
-                return found[1]
+                return found
         if cert(0.0) <= log_dlt:
             return 0.0
         if self._log_p_inf > _NEG_INF and cert(math.inf if not self._loss.size else
@@ -960,7 +1015,7 @@ class PrivacyRegion:
         if dlt > 0.0:
             found = self._crossing(log_dlt, -(eta + self._err.loss_down), upper=False)
             if found is not None:
-                return found[0]
+                return found
         if cert(0.0) <= log_dlt:
             return 0.0
         if self._log_p_inf > _NEG_INF:
@@ -1358,6 +1413,17 @@ def _log_add_one(x: float, y: float, ex: float, ey: float, out: float) -> float:
     return 1.01 * w + UNIT_ROUNDOFF * (abs(ref) + 8)
 
 
+def _logaddexp_one(x: float, y: float) -> float:
+    """``np.logaddexp`` of two floats in ``math`` (numpy's formula: the larger plus
+    ``log1p(e^{-|x - y|})``)."""
+    if x == y:
+        return x + _LOG2 if x > _NEG_INF else x
+    return x + math.log1p(math.exp(y - x)) if x > y else y + math.log1p(math.exp(x - y))
+
+
+_LOG2 = math.log(2.0)
+
+
 def _log_cumsum(v: np.ndarray, err: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
     """``log Σ_{j <= t} e^{v_j}`` for every t: blocked, so the relative error is ``O(sqrt(n) u)``; with
     ``err`` (bounds on the errors of ``v``), a bound on each output's error (see :func:`_row_log_cumsum`)."""
@@ -1404,7 +1470,7 @@ class _Face:
     ``1 - δ(ε) = Σ_{j>n} p_j + e^{ε - L_n} D_n`` uses suffix sums of p the same way.
     """
 
-    __slots__ = ("loss", "log_p", "log_p_inf", "log_c", "log_d", "_log_tail", "err_c", "err_d")
+    __slots__ = ("loss", "log_p", "log_p_inf", "log_c", "log_d", "_log_tail", "err_c", "err_d", "_neg_loss")
 
     def __init__(self, loss: np.ndarray, log_p: np.ndarray, log_p_inf: float,
                  mass_err: np.ndarray | None = None, inf_err: float = 0.0) -> None:
@@ -1414,6 +1480,7 @@ class _Face:
         :meth:`certified_log_delta`)."""
         n = loss.size
         self.loss = loss
+        self._neg_loss = -loss                           # increasing: searchsorted finds the atoms above ε
         self.log_p = log_p
         self.log_p_inf = log_p_inf
         self._log_tail: np.ndarray | None = None
@@ -1492,7 +1559,7 @@ class _Face:
 
     def _above(self, eps: np.ndarray) -> np.ndarray:
         """How many atoms have a loss above each ε (losses are sorted in decreasing order)."""
-        return np.searchsorted(-self.loss, -eps, side="left")
+        return self._neg_loss.searchsorted(-eps, side="left")
 
     def log_delta(self, eps: np.ndarray) -> np.ndarray:
         n = self._above(eps)
@@ -1527,6 +1594,28 @@ class _Face:
         bound[hit] = np.where(np.isfinite(val), e, math.inf)
         return out, bound
 
+    def certified_one(self, eps: float) -> tuple[float, float, float]:
+        """:meth:`certified_log_delta` at one ε in ``math`` (the same formulas and bound; an ε(δ) query
+        evaluates a few points, where numpy's per-call overhead is most of the cost): ``(value, bound,
+        slope)``, the nominal ``log δ`` before the outward rounding, its bound (``inf`` where none is
+        derived) and ``d log δ / dε`` there (``0`` with no atom above ε)."""
+        n = int(self._neg_loss.searchsorted(-eps, side="left"))
+        if n == 0:
+            return _NEG_INF, math.inf, 0.0
+        u = UNIT_ROUNDOFF
+        i = n - 1
+        log_c, log_d = float(self.log_c[i]), float(self.log_d[i])
+        x = eps - float(self.loss[i])
+        l1m = log1mexp_one(x)
+        t = l1m + log_d
+        e_t = float(self.err_d[i]) + u * (4 * abs(l1m) + 6 + abs(t))
+        val = _logaddexp_one(log_c, t)
+        if not math.isfinite(val):
+            return val, math.inf, 0.0
+        e = _log_add_one(log_c, t, float(self.err_c[i]), e_t, val) * (1 + 2.0 ** -20)
+        # δ = C + (1 - e^{ε - L}) D between breakpoints: dδ/dε = -e^{ε - L} D
+        return val, e, -math.exp(x + log_d - val)
+
     def log_cosupport(self, eps: np.ndarray) -> np.ndarray:
         n = self._above(eps)
         size = self.loss.size
@@ -1540,15 +1629,14 @@ class _Face:
     def solve(self, log_dlt: float) -> tuple[float, float]:
         """The ε >= 0 with ``δ(ε) = e^{log_dlt}`` for ``p_inf <= delta < δ(0)``, before rounding up, and
         the breakpoint ``L_i >= ε`` above it (where ``δ(L_i) <= delta``)."""
-        i = int(np.searchsorted(self.log_c, log_dlt, side="right")) - 1
+        i = int(self.log_c.searchsorted(log_dlt, side="right")) - 1
         if log_dlt == _NEG_INF:             # δ = 0 (p_inf = 0): first reached at the breakpoint itself
             return float(self.loss[i]), float(self.loss[i])
         # δ(L_i) = C_i <= delta < C_{i+1} = δ(L_{i+1}): ε in [L_{i+1}, L_i], where
         # delta = C_i + (1 - e^{ε - L_i}) D_i, i.e. ε = L_i + log(1 - (delta - C_i) / D_i).
-        with np.errstate(divide="ignore"):
-            log_gap = log_dlt + float(log1mexp(min(self.log_c[i] - log_dlt, 0.0)))
-            ratio = log_gap - float(self.log_d[i])
-            eps = float(self.loss[i]) + (float(log1mexp(ratio)) if ratio < 0 else _NEG_INF)
+        log_gap = log_dlt + log1mexp_one(min(float(self.log_c[i]) - log_dlt, 0.0))
+        ratio = log_gap - float(self.log_d[i])
+        eps = float(self.loss[i]) + (log1mexp_one(ratio) if ratio < 0 else _NEG_INF)
         floor = float(self.loss[i + 1]) if i + 1 < self.loss.size else 0.0
         return max(eps, floor, 0.0), float(self.loss[i])
 
@@ -1561,6 +1649,10 @@ _U_LD = float(np.finfo(np.longdouble).eps) / 2
 #: and terms below :data:`_LD_CUT` are bounded by ``e^_LD_CUT`` each (they would underflow it).
 _F64_CUT = -700.0
 _LD_CUT = float(np.log(np.finfo(np.longdouble).tiny)) + 40.0
+#: Newton steps of an ε(δ) query on the prefix face (:meth:`PrivacyRegion._crossing`), and how many of its
+#: margins (8 u (|log δ| + 1), a few roundings of the values) an answer may lie beyond its aim.
+_CROSSING_STEPS = 8
+_CROSSING_WINDOW = 8.0
 #: The profile takes :meth:`PrivacyRegion.delta` wherever its prefix bound is wider than this (in log).
 _PROFILE_WIDTH = 1e-11
 

@@ -341,3 +341,59 @@ def test_small_beta_vertices_keep_their_relative_accuracy():
     worst = max(abs(float((mpmath.mpf(g) - w) / w)) for gv, wv in zip(got, want, strict=True)
                 for g, w in zip(gv, wv, strict=True) if w > 0)
     assert worst < 1e-12
+
+
+def _face_regions():
+    from lpdp.compose import double_dp, heterogeneous, homogeneous
+
+    rng = np.random.default_rng(3)
+    pair = PrivacyRegion.from_pair(rng.dirichlet(np.ones(7)).tolist(), rng.dirichlet(np.ones(7)).tolist())
+    # a left-out mass (double-DP), outward-rounded losses (Kairouz, Theorem 1), a table's loss error
+    return [double_dp((0.3, 0.0), (0.15, 0.02), 100), heterogeneous({0.3: 300, 0.1: 200}),
+            homogeneous(0.01, 0.0, 10_000), pair]
+
+
+@pytest.mark.parametrize("index", range(4))
+def test_one_epsilon_is_certified_like_an_array_of_them(index):
+    """δ at one ε is the face's scalar evaluation (math), at several the vectorised one (numpy): the same
+    formulas and bound, so they agree to their roundings, and both bracket the direct sum."""
+    from tests.oracles import direct_log_delta
+
+    r = _face_regions()[index]
+    r.epsilon(1e-3)                                   # builds the prefix face
+    top = float(r.losses[0])
+    eps = np.unique(np.concatenate([np.linspace(0.0, top * 1.01, 57), r.losses[r.losses >= 0][::7]]))
+    want = direct_log_delta(r, eps)
+    for upper, query in ((True, r.log_delta), (False, r.log_delta_lower)):
+        many = query(eps)
+        one = np.array([query(float(e)) for e in eps])
+        fin = np.isfinite(many)
+        assert np.array_equal(fin, np.isfinite(one))
+        assert np.all(np.abs(one[fin] - many[fin]) <= 16 * 2.0 ** -53 * (np.abs(many[fin]) + 1.0))
+        bad = (one < want - 1e-12) if upper else (one > want + 1e-12)
+        assert not np.any(bad[np.isfinite(want)])
+
+
+@pytest.mark.parametrize("index", range(4))
+@pytest.mark.parametrize("target", [0.3, 1e-3, 1e-5, 1e-9, 1e-30])
+def test_epsilon_takes_a_few_face_evaluations_and_is_tight(index, target, monkeypatch):
+    """ε(δ) on a built face: Newton steps from the nominal answer, usually two evaluations a side (it was
+    123 points a side, a vectorised ladder around the nominal answer); the two sides straddle the exact
+    crossing (the direct sum) and lie within 1e-12 relative of each other."""
+    from tests.oracles import direct_log_delta
+
+    r = _face_regions()[index]
+    r.epsilon(0.5)
+    calls = []
+    original = PrivacyRegion._certified_face_one
+    monkeypatch.setattr(PrivacyRegion, "_certified_face_one",
+                        lambda self, e, upper: calls.append(e) or original(self, e, upper))
+    hi = r.epsilon(target)
+    lo = r.epsilon_lower(target)
+    if math.isinf(hi) or hi == 0.0:
+        return
+    if target >= 1e-9:         # (the pair's 1e-30 lies ulps below its largest loss, where δ drops to 0)
+        assert len(calls) <= 6
+    assert lo <= hi <= lo * (1 + 1e-12) + 1e-15
+    assert direct_log_delta(r, [hi])[0] <= math.log(target) + 1e-12
+    assert direct_log_delta(r, [lo])[0] > math.log(target) - 1e-12
