@@ -88,6 +88,9 @@ MAX_TILTS = 8
 MIN_TOLERANCE = 1e-3
 #: Default step of the upper side's lattice (connect-the-dots errs by ~0.15 k h² in ε).
 UPPER_STEP = 5e-5
+#: The default upper step is at least the lower step over this ratio (rounded down to {1, 2, 5} x 10^n):
+#: the upper side's error, ~0.15 k h², then stays below 3e-4 of the lower side's, ~0.2 k h².
+UPPER_RATIO = 50.0
 #: Largest default composed lattice (points) before the upper step is coarsened.
 MAX_CELLS = 2 ** 23
 #: Composed windows up to this many points use the upper step on the lower side too.
@@ -1109,7 +1112,8 @@ class _Engine:
         lo, hi = (lat.start - 1) * hc, (lat.start + lat.n + 1) * hc
         if not above(lo) or above(hi):
             return math.inf
-        return bisect(above, lo, hi, rtol=1e-9, iterations=100)[1]
+        # to one coarse cell: the coarse δ resolves no finer, and the tilt starts 8 cells lower anyway
+        return bisect(above, lo, hi, rtol=hc / max(1.0, abs(lo), abs(hi)), iterations=100)[1]
 
     def _sides(self, eps: float, upper: bool) -> tuple[float, float, float]:
         """Certified upper (or lower) δ at one ε: the best Hoeffding split and lattice; also the ε' used
@@ -1516,6 +1520,10 @@ def _one_sided_steps(laws: Sequence[tuple[LossLaw, int]], clips: list[tuple[floa
         if 2 * (big * ln / 3 + math.sqrt(2 * var * ln)) <= 0.3 * tol:
             break
         h_dn = max(_nice(h_dn * (1 - 1e-9), up=False), h_up)
+    if tolerance is None:
+        # the upper side errs by ~0.15 k h_up², the lower by ~0.2 k h_dn²: at h_up <= h_dn / UPPER_RATIO the
+        # upper side's share of the width is below 3e-4, and a finer upper step only lengthens its window
+        h_up = max(h_up, _nice(h_dn / UPPER_RATIO, up=False))
     return h_up, h_dn, offsets, _thin(clips, variances, h_up)
 
 

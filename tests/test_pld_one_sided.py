@@ -198,3 +198,18 @@ def test_several_small_deltas_share_one_tilted_lattice_per_side():
         (a1,), (b1,) = alone.epsilon([d])
         assert len(alone._up._lattices) == 1
         assert abs(b - b1) < 1e-7 and abs(a - a1) < 1e-7
+
+
+def test_default_upper_step_follows_a_coarse_lower_step_and_stays_closer_than_its_share():
+    """Gaussian σ = 4, k = 1000: the lower step is 0.005, so the upper step is 0.005 / UPPER_RATIO = 1e-4
+    (not UPPER_STEP = 5e-5); the upper side still lies within 3e-4 of the width above the closed form."""
+    from lpdp.pld import UPPER_RATIO, UPPER_STEP
+    from lpdp.tradeoff import gaussian_epsilon
+
+    b = compose([(GaussianMechanism(4.0).loss_law(), 1000)])
+    assert b.lower_step == 0.005 and b.step == 1e-4 > UPPER_STEP and b.step <= b.lower_step / UPPER_RATIO
+    lo, hi = b.epsilon([1e-5, 1e-9])
+    mu = math.sqrt(1000) / 4
+    for d, a, c in zip([1e-5, 1e-9], lo, hi, strict=True):
+        assert a <= gaussian_epsilon(d, mu, "lower") <= gaussian_epsilon(d, mu) <= c
+        assert c - gaussian_epsilon(d, mu, "lower") <= 1e-3 * (c - a)
