@@ -481,14 +481,22 @@ def _cell_masses(law: LossLaw, bnd: np.ndarray, under_q: bool) -> tuple[np.ndarr
     are within ``rtol + rtol_log |log tail|`` of the truth; the difference adds a few ``u``."""
     sf, cdf = (law.log_sf_q, law.log_cdf_q) if under_q else (law.log_sf, law.log_cdf)
     assert sf is not None and cdf is not None
-    ls, lc = _tail(sf, bnd), _tail(cdf, bnd)
-    low = lc[1:] <= ls[:-1]                       # true below the median: one split, tails telescope
-    m_c, m_s = _log_sub(lc[1:], lc[:-1]), _log_sub(ls[:-1], ls[1:])
-    scale = np.where(low, np.logaddexp(lc[1:], lc[:-1]), np.logaddexp(ls[:-1], ls[1:]))
+    # One split, so the tails telescope: cells 0..s-1 (below the median: the cdf at a cell's right end at
+    # most the sf at its left end) take the cdf's difference, the others the sf's. The split is bisected on
+    # single points and each tail evaluated on its side only (half the tail evaluations of both everywhere).
+    a, b = 0, bnd.size - 1
+    while a < b:
+        mid = (a + b) // 2
+        if _at(cdf, float(bnd[mid + 1])) <= _at(sf, float(bnd[mid])):
+            a = mid + 1
+        else:
+            b = mid
+    lc, ls = _tail(cdf, bnd[:a + 1]), _tail(sf, bnd[a:])
     # a tail of mass exactly 0 (log -inf, at an end of the support) is exact: it adds no |log| to the error
     fin_c, fin_s = np.where(np.isfinite(lc), np.abs(lc), 0.0), np.where(np.isfinite(ls), np.abs(ls), 0.0)
-    size = np.where(low, np.maximum(fin_c[1:], fin_c[:-1]), np.maximum(fin_s[:-1], fin_s[1:]))
-    log_m = np.where(low, m_c, m_s)
+    log_m = np.concatenate([_log_sub(lc[1:], lc[:-1]), _log_sub(ls[:-1], ls[1:])])
+    scale = np.concatenate([np.logaddexp(lc[1:], lc[:-1]), np.logaddexp(ls[:-1], ls[1:])])
+    size = np.concatenate([np.maximum(fin_c[1:], fin_c[:-1]), np.maximum(fin_s[:-1], fin_s[1:])])
     with np.errstate(invalid="ignore", over="ignore"):   # the difference itself: a few u relative
         rel = ((law.rtol + law.rtol_log * size) * np.exp(np.minimum(scale - log_m, _LOG_MAX)) + 8 * _U)
     return log_m, np.where(log_m > _NEG_INF, rel, np.inf)
@@ -869,10 +877,10 @@ def _window(grids: Sequence[tuple[_Grid, int]], h: float, theta: float, start: i
 
 
 def _power(z: np.ndarray, k: int) -> np.ndarray:
-    """``z**k`` for ``k >= 1`` by repeated squaring (elementwise; the first factor is copied, not multiplied
-    into ones: the same roundings, two fewer passes)."""
+    """``z**k`` for ``k >= 1`` by repeated squaring, elementwise, squaring ``z`` in place (its values are
+    lost; the first factor is copied, not multiplied into ones: the same roundings, fewer passes)."""
     out: np.ndarray | None = None
-    base = z.copy()
+    base = z
     while k:
         if k & 1:
             if out is None:
@@ -943,7 +951,7 @@ def _build(grids: Sequence[tuple[_Grid, int]], h: float, theta: float, start: in
         # the first law's terms start the sums (adding them to 0, -inf and multiplying them into 1 is exact)
         rel = term if rel is None else np.logaddexp(rel, term)
         log_a = k * la if log_a is None else log_a + k * la
-        prod = _power(spec, k) if prod is None else prod * _power(spec, k)
+        prod = _power(spec, k) if prod is None else prod * _power(spec, k)     # spec is used up
         log_z += k * lz
         offset += k * g.lo
     assert prod is not None and log_a is not None and rel is not None    # grids is not empty
