@@ -1086,6 +1086,8 @@ class _Engine:
         self._lattices: list[_Lattice] = []
         self._coarse: tuple[_Lattice, float] | None = None
         self._answers: dict[tuple[float, bool], float] = {}
+        self._guesses: dict[float, float] = {}     # coarse estimates of ε at small δ (_place)
+        self._guess_width = 0.0
 
     @property
     def size(self) -> int:
@@ -1184,7 +1186,10 @@ class _Engine:
             lo, hi = hi, 2 * hi
             if hi > 1e4:
                 return hi
-        return bisect(lambda t: _tilted_mean(self._grids, self.step, t) < eps, lo, hi, iterations=50)[1]
+        # to 1e-6 relative: θ only places a lattice (its FFT error at the answer is checked), and a
+        # relative change ρ of θ moves the tilted mean by ~ρ θ σ², a small part of the spread σ
+        return bisect(lambda t: _tilted_mean(self._grids, self.step, t) < eps, lo, hi, rtol=1e-6,
+                      iterations=50)[1]
 
     def _refined(self, eps: float, upper: bool) -> float:
         self._base()
@@ -1201,11 +1206,13 @@ class _Engine:
             return self._answers[key]
         if not self._lattices and target <= DIRECT_TILT_DELTA:
             self._place([target])
+        guess = self._guesses.get(target)
         for _ in range(3):
-            e = self._invert(target, upper)
+            e = self._invert(target, upper, guess)
             if not self._has_base() and (not math.isfinite(e) or self._clamped(e, upper)):
                 self._base()        # the tilt did not reach down to the answer: the untilted lattice
                 e = self._invert(target, upper)
+            guess = e
             if math.isfinite(e):
                 rel, low, high = self._sides(e, upper)[2], e, e
             elif upper:     # the untilted lattice cannot certify this δ at all: tilt above the other side
@@ -1232,6 +1239,8 @@ class _Engine:
             slack = 8 * hc + 0.01 * _spread(self._grids, self.step)
             low, high = min(e for e, _ in found) - slack, max(e for e, _ in found) - slack
             self._tilt(low, high, min(t for _, t in found))
+            self._guesses.update((t, est) for est, t in found)
+            self._guess_width = slack
 
     def _prepare(self, targets: Sequence[float]) -> None:
         """Place one lattice for the ε at the small δ among ``targets`` (:meth:`_place`) before they are
@@ -1246,12 +1255,23 @@ class _Engine:
         margin = float(max(np.max(self._tau_up), np.max(self._tau_dn))) + 8 * self.step
         return upper and all(e <= lat.start * self.step + margin for lat in self._lattices)
 
-    def _invert(self, target: float, upper: bool) -> float:
+    def _invert(self, target: float, upper: bool, guess: float | None = None) -> float:
+        """The bisection of the certified side for ``target`` to 1e-10 relative; from ``± _guess_width``
+        around ``guess`` (a coarse estimate, or the answer of a lattice placed since) when the side crosses
+        there, else from the whole window."""
         def holds(e: float) -> bool:      # upper: side(e) <= target ; lower: side(e) > target
             # (strictly: a lower δ equal to the target, e.g. 0 at δ = 0, says nothing about ε(δ) >= e)
             val = self._sides(e, upper)[0]
             return val <= target if upper else val > target
 
+        def below(x: float) -> bool:      # true left of the answer, false right of it (either side)
+            return holds(x) != upper
+
+        if guess is not None and math.isfinite(guess):
+            a, b = guess - self._guess_width, guess + self._guess_width
+            if below(a) and not below(b):
+                a, b = bisect(below, a, b, rtol=1e-10, iterations=200)
+                return b if upper else a
         frame_start, frame_n = self._frame
         top = (frame_start + frame_n) * self.step + float(np.max(self._tau_dn)) + abs(self._offset) + 1.0
         bottom = min(frame_start * self.step, 0.0) - float(np.max(self._tau_up)) - abs(self._offset) - 1.0
@@ -1267,7 +1287,7 @@ class _Engine:
             if holds(top):
                 return top
             a, b = bottom, top              # holds(a), not holds(b)
-        a, b = bisect(lambda x: holds(x) != upper, a, b, rtol=1e-10, iterations=200)
+        a, b = bisect(below, a, b, rtol=1e-10, iterations=200)
         return b if upper else a
 
 
