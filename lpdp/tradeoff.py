@@ -202,13 +202,13 @@ class TradeoffFunction:
         0.393469
         """
         eps = np.asarray(epsilon, dtype=float)
-        if np.any(~np.isfinite(eps)) or np.any(eps < 0):
+        if not ((eps >= 0).all() and (eps < math.inf).all()):       # (NaN fails the first)
             raise ParameterError(f"epsilon={epsilon!r}: must be finite and >= 0")
         if self._delta is not None:
             out = self._delta(eps)
         else:
             out = _max_concave(lambda t: 1.0 - self._f(t) - np.exp(eps) * t, eps.shape) + NUMERIC_DELTA_SLACK
-        return _scalar(np.clip(out, 0.0, 1.0), epsilon)
+        return _scalar(np.minimum(np.maximum(out, 0.0), 1.0), epsilon)
 
     def epsilon(self, delta: ArrayLike) -> ArrayLike:
         """Smallest ``ε >= 0`` with ``δ_f(ε) <= delta``, rounded up (vectorised; ``inf`` when
