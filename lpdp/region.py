@@ -1353,27 +1353,25 @@ def _row_log_cumsum(v: np.ndarray, err: np.ndarray | None = None) -> tuple[np.nd
         width = int(np.flatnonzero(pending[rows].any(axis=0))[-1]) + 1
         vr = v[rows, :width]
         ref = np.where(live[rows], top[rows] - _CUM_SPAN * level, 0.0)[:, None]
-        with np.errstate(under="ignore", over="ignore"):
-            y = np.exp(np.minimum(vr - ref, 700.0))
+        # (entries outside ``ok`` are computed and not kept: no masking inside the arithmetic)
+        with np.errstate(under="ignore", over="ignore", divide="ignore", invalid="ignore"):
+            depth = vr - ref
+            y = np.exp(np.minimum(depth, 700.0))
             cs = np.cumsum(y, axis=1)
-        ok = pending[rows, :width] & (cs >= _CUM_DEEP)
-        with np.errstate(divide="ignore"):
-            res = np.where(ok, np.log(np.where(ok, cs, 1.0)) + ref, _NEG_INF)
-        sub = out[rows, :width]
-        sub[ok] = res[ok]
-        out[rows, :width] = sub
+            ok = pending[rows, :width] & (cs >= _CUM_DEEP)
+            log_cs = np.log(cs)
+            res = log_cs + ref
+        _put(out, rows, width, res, ok)
         if bound is not None and ok.any():
-            with np.errstate(invalid="ignore", over="ignore"):
-                fin = np.isfinite(vr)
-                tau = np.where(fin, err[rows, :width] + u * np.abs(vr - ref) + 2 * u, 0.0)
-                weighted = np.cumsum(np.where(fin, y * tau, 0.0), axis=1)
-                safe = np.where(ok, cs, 1.0)
-                t = np.arange(1, width + 1, dtype=float)[None, :]
-                rel = 1.01 * (weighted / safe + t * u) + t * 2.0 ** -1074 / safe
-                new = rel + 2 * u * (np.abs(np.log(safe)) + 1) + u * np.abs(np.where(ok, res, 0.0))
-            bsub = bound[rows, :width]
-            bsub[ok] = new[ok]
-            bound[rows, :width] = bsub
+            with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+                # a term that underflowed (y = 0: depth below -745, or v = -inf with err 0) weighs 0
+                # whatever its τ; the depth is capped so that its τ stays finite (no 0 * inf)
+                tau = err[rows, :width] + u * np.minimum(np.abs(depth), 746.0) + 2 * u
+                weighted = np.cumsum(y * tau, axis=1)
+                t = np.arange(1, width + 1, dtype=float)
+                rel = 1.01 * (weighted / cs + t * u) + t * 2.0 ** -1074 / cs
+                new = rel + 2 * u * (np.abs(log_cs) + 1) + u * np.abs(res)
+            _put(bound, rows, width, new, ok)
         pend = pending[rows, :width]
         pend &= ~ok
         pending[rows, :width] = pend
@@ -1381,6 +1379,16 @@ def _row_log_cumsum(v: np.ndarray, err: np.ndarray | None = None) -> tuple[np.nd
         exact = np.logaddexp.accumulate(v[r])
         out[r, pending[r]] = exact[pending[r]]        # no bound derived here: it stays inf
     return out, bound
+
+
+def _put(dst: np.ndarray, rows: Any, width: int, src: np.ndarray, keep: np.ndarray) -> None:
+    """``dst[rows, :width] = src`` where ``keep`` (a view when ``rows`` is a slice: no gathered copy)."""
+    if isinstance(rows, slice):
+        np.copyto(dst[rows, :width], src, where=keep)
+    else:
+        sub = dst[rows, :width]
+        np.copyto(sub, src, where=keep)
+        dst[rows, :width] = sub
 
 
 def _blocks(n: int) -> int:
@@ -1394,14 +1402,13 @@ def _log_add_bound(x: np.ndarray, y: np.ndarray, ex: np.ndarray, ey: np.ndarray,
     weighted mean of the inputs' errors (weights ``e^{x - out}``, ``e^{y - out}``, taken 1% larger for
     the rounding of ``out`` and second-order terms), and its own rounding (a subtraction, ``exp``,
     ``log1p``, an addition) is within ``u (|out| + 8)``; exact when an input is ``-inf``."""
-    one_sided = (x == _NEG_INF) | (y == _NEG_INF)
+    x_none, y_none = x == _NEG_INF, y == _NEG_INF
+    # out is finite unless both inputs are -inf, where both weights are 0 (the NaN of -inf - -inf unused)
     with np.errstate(invalid="ignore", over="ignore", under="ignore"):
-        fin = np.isfinite(out)
-        ref = np.where(fin, out, 0.0)
-        wx = np.where(x == _NEG_INF, 0.0, np.exp(np.minimum(np.where(fin, x, 0.0) - ref, 0.0)) * ex)
-        wy = np.where(y == _NEG_INF, 0.0, np.exp(np.minimum(np.where(fin, y, 0.0) - ref, 0.0)) * ey)
-        e = np.where(one_sided, wx + wy, 1.01 * (wx + wy))
-        return np.where(one_sided, e, e + UNIT_ROUNDOFF * (np.abs(ref) + 8))
+        wx = np.where(x_none, 0.0, np.exp(np.minimum(x - out, 0.0)) * ex)
+        wy = np.where(y_none, 0.0, np.exp(np.minimum(y - out, 0.0)) * ey)
+        w = wx + wy
+        return np.where(x_none | y_none, w, 1.01 * w + UNIT_ROUNDOFF * (np.abs(out) + 8))
 
 
 def _log_add_one(x: float, y: float, ex: float, ey: float, out: float) -> float:
@@ -1509,27 +1516,28 @@ class _Face:
         assert e_row is not None
         with np.errstate(invalid="ignore"):
             e_d = np.where(np.isfinite(log_d), e_row + u * (np.abs(shift) + np.abs(log_d)), 0.0)
-        # Carry D across rows: D_n += e^{L_n - L_{s-1}} D_{s-1} (one short loop over the rows).
+        # Carry D across rows: D_n += e^{L_n - L_{s-1}} D_{s-1}. Each row's last log D after its carry, and
+        # its bound, by a scalar recursion over the rows (numpy's logaddexp, as the rows' below: the
+        # same doubles); then every row at once from the carried one.
         within, e_within = log_d.copy(), e_d.copy()
-        for r in range(1, rows):
-            log_d[r] = np.logaddexp(log_d[r], float(log_d[r - 1, -1]) + (L[r] - L[r - 1, -1]))
-        # each row's last log D after its carry, and its bound: a scalar recursion over the rows
-        prev = log_d[:, -1].copy()
         last_l, last_w, last_e = L[:, -1].tolist(), within[:, -1].tolist(), e_within[:, -1].tolist()
-        last_d = prev.tolist()
-        errs = [last_e[0]]
+        last_d, errs = [last_w[0]], [last_e[0]]
         for r in range(1, rows):
-            if last_d[r - 1] > _NEG_INF:
+            if last_d[-1] > _NEG_INF:
                 gap = last_l[r] - last_l[r - 1]
-                carried = last_d[r - 1] + gap
+                carried = last_d[-1] + gap
+                d = float(np.logaddexp(last_w[r], carried))
                 e_carried = errs[-1] + u * (abs(gap) + abs(carried))
-                errs.append(_log_add_one(last_w[r], carried, last_e[r], e_carried, last_d[r]))
+                errs.append(_log_add_one(last_w[r], carried, last_e[r], e_carried, d))
             else:
+                d = last_w[r]
                 errs.append(last_e[r])
-        prev_err = np.array(errs)
-        if rows > 1:                          # every row's bound from the carried one, in one pass
+            last_d.append(d)
+        if rows > 1:
+            prev, prev_err = np.array(last_d), np.array(errs)
             gap = L[1:] - L[:-1, -1:]
             carried = prev[:-1, None] + gap
+            log_d[1:] = np.logaddexp(within[1:], carried)
             with np.errstate(invalid="ignore"):
                 e_carried = prev_err[:-1, None] + u * (np.abs(gap) + np.abs(carried))
             e_d[1:] = _log_add_bound(within[1:], carried, e_within[1:], e_carried, log_d[1:])
