@@ -482,15 +482,15 @@ def _cell_masses(law: LossLaw, bnd: np.ndarray, under_q: bool) -> tuple[np.ndarr
     sf, cdf = (law.log_sf_q, law.log_cdf_q) if under_q else (law.log_sf, law.log_cdf)
     assert sf is not None and cdf is not None
     # One split, so the tails telescope: cells 0..s-1 (below the median: the cdf at a cell's right end at
-    # most the sf at its left end) take the cdf's difference, the others the sf's. The split is bisected on
-    # single points and each tail evaluated on its side only (half the tail evaluations of both everywhere).
-    a, b = 0, bnd.size - 1
+    # most the sf at its left end) take the cdf's difference, the others the sf's. The split is searched on
+    # at most 65 probe cells a round (a few small evaluations) and each tail evaluated on its side only
+    # (half the tail evaluations of both everywhere).
+    a, b = 0, bnd.size - 1          # the split s lies in [a, b]
     while a < b:
-        mid = (a + b) // 2
-        if _at(cdf, float(bnd[mid + 1])) <= _at(sf, float(bnd[mid])):
-            a = mid + 1
-        else:
-            b = mid
+        probe = np.unique(np.linspace(a, b - 1, 65).astype(np.int64)) if b - a > 65 else np.arange(a, b)
+        low = _tail(cdf, bnd[probe + 1]) <= _tail(sf, bnd[probe])
+        k = int(np.argmin(low)) if not low.all() else probe.size      # probe[:k] low, probe[k] not
+        a, b = (int(probe[k - 1]) + 1 if k else a), (int(probe[k]) if k < probe.size else b)
     lc, ls = _tail(cdf, bnd[:a + 1]), _tail(sf, bnd[a:])
     # a tail of mass exactly 0 (log -inf, at an end of the support) is exact: it adds no |log| to the error
     fin_c, fin_s = np.where(np.isfinite(lc), np.abs(lc), 0.0), np.where(np.isfinite(ls), np.abs(ls), 0.0)
