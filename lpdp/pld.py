@@ -905,7 +905,7 @@ def _discounted_suffix(y: np.ndarray, h: float) -> np.ndarray:
         seg = y[s:s + size]
         m = seg.size
         d = np.exp(-h * np.arange(m))
-        out[s:s + m] = np.cumsum((seg * d)[::-1])[::-1] / d
+        np.divide(np.cumsum((seg * d)[::-1])[::-1], d, out=out[s:s + m])
         if carry:       # the suffix beyond the block (0 for the last one: nothing to add)
             out[s:s + m] += carry * np.exp(-h * (m - np.arange(m)))
         carry = float(out[s])
@@ -946,7 +946,10 @@ def _build(grids: Sequence[tuple[_Grid, int]], h: float, theta: float, start: in
             spec = sfft.rfft(vec)
             err = e_f * m1
         with np.errstate(divide="ignore"):
-            la = np.log(np.abs(spec) * (1 + 2 * _U) + err)
+            la = np.abs(spec)
+            la *= 1 + 2 * _U
+            la += err
+            la = np.log(la, out=la)
             term = math.log(k) + np.log(err) - la
         # the first law's terms start the sums (adding them to 0, -inf and multiplying them into 1 is exact)
         rel = term if rel is None else np.logaddexp(rel, term)
@@ -969,14 +972,19 @@ def _build(grids: Sequence[tuple[_Grid, int]], h: float, theta: float, start: in
     y = np.roll(y, -((start - offset) % n))      # y[i] is the index J = start + i
     l2 = theta == 0 and any(g.narrow for g, _ in grids)     # the l2 suffix bound pays for narrow laws only
     neg = np.maximum(-y, 0.0) if l2 else None
-    y = np.maximum(y, 0.0)
-    # untilt: y_J = ỹ_J e^{log_z - θ h J}; scale by the largest entry so nothing overflows
+    y = np.maximum(y, 0.0, out=y)
+    # untilt: y_J = ỹ_J e^{log_z - θ h J}; scale by the largest entry so nothing overflows (in place: the
+    # same roundings as log(y) + log_z - θ h J, then exp of that minus the scale)
     with np.errstate(divide="ignore"):
-        log_y = np.log(y) + log_z - theta * h * (start + np.arange(n))
+        log_y = np.log(y, out=y)
+    log_y += log_z
+    if theta:
+        log_y -= theta * h * np.arange(start, start + n)
     scale = float(np.max(log_y))
     if not math.isfinite(scale):
         scale = 0.0
-    ys = np.exp(log_y - scale)
+    log_y -= scale
+    ys = np.exp(log_y, out=log_y)
     a = np.cumsum(ys[::-1])[::-1]
     b = _discounted_suffix(ys, h)
     log_e0 = (math.log(e_inf) if e_inf > 0 else _NEG_INF) + log_z - theta * h * start
