@@ -207,7 +207,8 @@ def test_default_upper_step_follows_a_coarse_lower_step_and_stays_closer_than_it
     from lpdp.tradeoff import gaussian_epsilon
 
     b = compose([(GaussianMechanism(4.0).loss_law(), 1000)])
-    assert b.lower_step == 0.005 and b.step == 1e-4 > UPPER_STEP and b.step <= b.lower_step / UPPER_RATIO
+    assert math.isclose(b.lower_step, 0.005, rel_tol=1e-12) and math.isclose(b.step, 1e-4, rel_tol=1e-12)
+    assert UPPER_STEP < b.step <= b.lower_step / UPPER_RATIO
     lo, hi = b.epsilon([1e-5, 1e-9])
     mu = math.sqrt(1000) / 4
     for d, a, c in zip([1e-5, 1e-9], lo, hi, strict=True):
