@@ -1337,12 +1337,10 @@ def _row_log_cumsum(v: np.ndarray, err: np.ndarray | None = None) -> tuple[np.nd
     ``2^-1074`` each; the ``log`` adds ``2 u (|log cs| + 1)`` and adding ``ref`` back ``u |out|``.
     """
     out = np.full(v.shape, _NEG_INF)
-    bound = None if err is None else np.full(v.shape, math.inf)
+    bound = None if err is None else np.zeros(v.shape)   # -inf entries (no mass before them) are exact
     top = np.max(v, axis=1, initial=_NEG_INF)
     live = np.isfinite(top)
     pending = live[:, None] & (np.maximum.accumulate(v, axis=1) > _NEG_INF)
-    if bound is not None:
-        bound[~pending] = 0.0           # -inf entries (no mass before them) are exact
     u = UNIT_ROUNDOFF
     for level in range(_CUM_LEVELS):
         rows: Any = np.flatnonzero(pending.any(axis=1))  # only rows with unresolved entries (row-wise sums)
@@ -1374,10 +1372,13 @@ def _row_log_cumsum(v: np.ndarray, err: np.ndarray | None = None) -> tuple[np.nd
             _put(bound, rows, width, new, ok)
         pend = pending[rows, :width]
         pend &= ~ok
-        pending[rows, :width] = pend
+        if not isinstance(rows, slice):
+            pending[rows, :width] = pend
     for r in np.flatnonzero(pending.any(axis=1)):
         exact = np.logaddexp.accumulate(v[r])
-        out[r, pending[r]] = exact[pending[r]]        # no bound derived here: it stays inf
+        out[r, pending[r]] = exact[pending[r]]
+        if bound is not None:
+            bound[r, pending[r]] = math.inf          # no bound derived here
     return out, bound
 
 
@@ -1517,8 +1518,8 @@ class _Face:
         with np.errstate(invalid="ignore"):
             e_d = np.where(np.isfinite(log_d), e_row + u * (np.abs(shift) + np.abs(log_d)), 0.0)
         # Carry D across rows: D_n += e^{L_n - L_{s-1}} D_{s-1}. Each row's last log D after its carry, and
-        # its bound, by a scalar recursion over the rows (numpy's logaddexp, as the rows' below: the
-        # same doubles); then every row at once from the carried one.
+        # its bound, by a scalar recursion over the rows (in math); then every other entry at once from
+        # the carried one.
         within, e_within = log_d.copy(), e_d.copy()
         last_l, last_w, last_e = L[:, -1].tolist(), within[:, -1].tolist(), e_within[:, -1].tolist()
         last_d, errs = [last_w[0]], [last_e[0]]
@@ -1526,7 +1527,7 @@ class _Face:
             if last_d[-1] > _NEG_INF:
                 gap = last_l[r] - last_l[r - 1]
                 carried = last_d[-1] + gap
-                d = float(np.logaddexp(last_w[r], carried))
+                d = _logaddexp_one(last_w[r], carried)
                 e_carried = errs[-1] + u * (abs(gap) + abs(carried))
                 errs.append(_log_add_one(last_w[r], carried, last_e[r], e_carried, d))
             else:
@@ -1538,6 +1539,7 @@ class _Face:
             gap = L[1:] - L[:-1, -1:]
             carried = prev[:-1, None] + gap
             log_d[1:] = np.logaddexp(within[1:], carried)
+            log_d[1:, -1] = prev[1:]              # the values the recursion carried and bounded
             with np.errstate(invalid="ignore"):
                 e_carried = prev_err[:-1, None] + u * (np.abs(gap) + np.abs(carried))
             e_d[1:] = _log_add_bound(within[1:], carried, e_within[1:], e_carried, log_d[1:])
