@@ -1343,12 +1343,16 @@ def _row_log_cumsum(v: np.ndarray, err: np.ndarray | None = None) -> tuple[np.nd
     pending = live[:, None] & (np.maximum.accumulate(v, axis=1) > _NEG_INF)
     u = UNIT_ROUNDOFF
     for level in range(_CUM_LEVELS):
-        rows: Any = np.flatnonzero(pending.any(axis=1))  # only rows with unresolved entries (row-wise sums)
-        if rows.size == 0:
-            return out, bound
-        if rows.size == v.shape[0]:
-            rows = slice(None)                         # every row: views instead of gathered copies
-        width = int(np.flatnonzero(pending[rows].any(axis=0))[-1]) + 1
+        if level == 0:                                 # every row, whole (most sums end here)
+            rows: Any = slice(None)
+            width = v.shape[1]
+        else:
+            rows = np.flatnonzero(pending.any(axis=1))  # only rows with unresolved entries (row-wise sums)
+            if rows.size == 0:
+                return out, bound
+            if rows.size == v.shape[0]:
+                rows = slice(None)                     # every row: views instead of gathered copies
+            width = int(np.flatnonzero(pending[rows].any(axis=0))[-1]) + 1
         vr = v[rows, :width]
         ref = np.where(live[rows], top[rows] - _CUM_SPAN * level, 0.0)[:, None]
         # (entries outside ``ok`` are computed and not kept: no masking inside the arithmetic)
