@@ -1558,11 +1558,15 @@ class _Face:
         cum, e_cum = _log_cumsum(steps, e_steps)
         assert e_cum is not None
         first = np.concatenate(([_NEG_INF], cum))
+        e_first = np.concatenate(([0.0], e_cum))
         self.log_d = log_d
-        self.log_c = np.logaddexp(log_p_inf, first)
         self.err_d = e_d
-        self.err_c = _log_add_bound(np.full(n, log_p_inf), first, np.full(n, inf_err),
-                                    np.concatenate(([0.0], e_cum)), self.log_c)
+        if log_p_inf == _NEG_INF:         # no +inf mass: C is the sum itself, with its bound (exactly
+            self.log_c, self.err_c = first, e_first      # what the logaddexp and its bound give)
+        else:
+            self.log_c = np.logaddexp(log_p_inf, first)
+            self.err_c = _log_add_bound(np.full(n, log_p_inf), first, np.full(n, inf_err), e_first,
+                                        self.log_c)
 
     @property
     def log_tail(self) -> np.ndarray:
