@@ -9,11 +9,12 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from lpdp import _special as special
-from lpdp._special import LOG_NDTR_ULPS, log_ndtr
+from lpdp._special import LOG_NDTR_ULPS, log_ndtr, log_ndtr_one
 
 #: Absolute tolerance on constraint residuals of a solver answer (probabilities live in [0, 1]).
 SOLVER_RESIDUAL_TOL = 1e-9
@@ -416,11 +417,17 @@ def balle_wang_float(eps: np.ndarray, mu: float) -> tuple[np.ndarray, ...]:
     0.126937
     """
     with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
-        q = eps / mu
-        a, b = -q + mu / 2, -q - mu / 2
-        la, lb = log_ndtr(a), log_ndtr(b)
-        r = eps + lb - la
-        return a, b, la, lb, r, np.exp(la) * -np.expm1(r)
+        return _balle_wang(eps, mu, log_ndtr, np.exp, np.expm1)
+
+
+def _balle_wang(eps: Any, mu: float, log_phi: Any, exp: Any, expm1: Any) -> tuple[Any, ...]:
+    """The formula of :func:`balle_wang_float` with the given ``log Φ``, ``exp`` and ``expm1``: numpy's on
+    arrays, :mod:`math`'s on one float (:func:`_gaussian_sides`)."""
+    q = eps / mu
+    a, b = -q + mu / 2, -q - mu / 2
+    la, lb = log_phi(a), log_phi(b)
+    r = eps + lb - la
+    return a, b, la, lb, r, exp(la) * -expm1(r)
 
 
 def gaussian_delta_bounds(eps: np.ndarray, mu: float) -> tuple[np.ndarray, np.ndarray]:
@@ -471,23 +478,38 @@ def gaussian_delta_float(eps: np.ndarray, mu: float, *, for_epsilon: bool = Fals
     >>> bool(ok[0] and lo[0] <= 0.12693673750664394 <= hi[0])
     True
     """
-    u = UNIT_ROUNDOFF
     eps = np.asarray(eps, dtype=float)
-    a, b, la, lb, r, d = balle_wang_float(eps, mu)
-    # (in as few array operations as the bound allows: for ten ε each costs about as much as the formula)
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
-        one_minus = -np.expm1(r)
-        da = (3 * u) * np.abs(b)                  # b = -(ε/μ + μ/2): its rounding is that of the sum
-        e_la = (np.abs(a) + 1) * da + (LOG_NDTR_ULPS * u) * (1 - la)     # log Φ <= 0: |log Φ| = -log Φ
-        e_lb = (np.abs(b) + 1) * da + (LOG_NDTR_ULPS * u) * (1 - lb)
-        e_r = e_la + e_lb + (2 * u) * (eps - la - lb)
-        cond = np.exp(r) / one_minus              # where r >= 0 (or NaN) d is not > 0: not ok anyway
-        rho = e_la + e_r * cond + 8 * u
-        need = GAUSSIAN_FLOAT_RTOL * np.maximum(1.0, eps * cond) if for_epsilon else GAUSSIAN_FLOAT_RTOL
-        ok = (rho <= need) & (d > 0)              # (a finite ρ and log Φ(a), and 0 < d <= 1, follow)
-        lo = np.where(ok, np.maximum(np.nextafter(d * (1 - rho), -np.inf), 0.0), 0.0)
-        hi = np.where(ok, np.minimum(np.nextafter(d * (1 + rho), np.inf), 1.0), 1.0)
+    # Point by point in math: on the few points a query asks (ten ε, a Newton ladder) the formula and its
+    # bound, ~25 float operations, cost less than as many numpy calls on small arrays (16 against 38 µs for
+    # ten ε); a curve of 1000 ε takes ~2 ms.
+    sides = [_gaussian_sides(e, mu, for_epsilon) for e in eps.ravel().tolist()]
+    if not sides:
+        return np.zeros(eps.shape), np.ones(eps.shape), np.zeros(eps.shape, dtype=bool)
+    lo, hi, ok = (np.array(v).reshape(eps.shape) for v in zip(*sides, strict=True))
     return lo, hi, ok
+
+
+def _gaussian_sides(eps: float, mu: float, for_epsilon: bool) -> tuple[float, float, bool]:
+    """One point of :func:`gaussian_delta_float` (whose docstring has the argument): ``(lower, upper,
+    ok)``."""
+    try:
+        a, b, la, lb, r, d = _balle_wang(eps, mu, log_ndtr_one, math.exp, math.expm1)
+    except (OverflowError, ValueError):       # where numpy would give inf or NaN: refused (mpmath answers)
+        return 0.0, 1.0, False
+    if not d > 0.0:                           # r >= 0, Φ(a) = 0 or NaN: refused (d <= 1 follows from r < 0)
+        return 0.0, 1.0, False
+    u = UNIT_ROUNDOFF
+    one_minus = -math.expm1(r)
+    da = (3 * u) * abs(b)                     # b = -(ε/μ + μ/2): its rounding is that of the sum
+    e_la = (abs(a) + 1) * da + (LOG_NDTR_ULPS * u) * (1 - la)     # log Φ <= 0: |log Φ| = -log Φ
+    e_lb = (abs(b) + 1) * da + (LOG_NDTR_ULPS * u) * (1 - lb)
+    e_r = e_la + e_lb + (2 * u) * (eps - la - lb)
+    cond = math.exp(r) / one_minus
+    rho = e_la + e_r * cond + 8 * u
+    if not rho <= (GAUSSIAN_FLOAT_RTOL * max(1.0, eps * cond) if for_epsilon else GAUSSIAN_FLOAT_RTOL):
+        return 0.0, 1.0, False
+    lo = max(math.nextafter(d * (1 - rho), -math.inf), 0.0)
+    return lo, min(math.nextafter(d * (1 + rho), math.inf), 1.0), True
 
 
 def gaussian_epsilon_nominal(delta: float, mu: float) -> float:

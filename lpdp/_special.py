@@ -45,7 +45,8 @@ def __getattr__(name: str) -> Any:
     return value
 
 
-def _log_ndtr_one(x: float) -> float:
+def log_ndtr_one(x: float) -> float:
+    """:func:`log_ndtr` of one Python float, in :mod:`math` (within the same bound; no numpy call)."""
     if x != x:
         return math.nan
     if x > 0.0:
@@ -62,10 +63,10 @@ def _log_ndtr_one(x: float) -> float:
 
 
 def _ndtr_one(x: float) -> float:
-    return 0.5 * math.erfc(-x * _SQRT1_2) if not x < _SERIES_BELOW else math.exp(_log_ndtr_one(x))
+    return 0.5 * math.erfc(-x * _SQRT1_2) if not x < _SERIES_BELOW else math.exp(log_ndtr_one(x))
 
 
-_log_ndtr_array = np.frompyfunc(_log_ndtr_one, 1, 1)
+_log_ndtr_array = np.frompyfunc(log_ndtr_one, 1, 1)
 _ndtr_array = np.frompyfunc(_ndtr_one, 1, 1)
 
 
@@ -111,7 +112,7 @@ def log_ndtr(x: Any) -> Any:
     >>> [round(float(v), 6) for v in log_ndtr([-40.0, 1.0])]
     [-804.608442, -0.172754]
     """
-    return _elementwise(x, _log_ndtr_one, _log_ndtr_array, "log_ndtr")
+    return _elementwise(x, log_ndtr_one, _log_ndtr_array, "log_ndtr")
 
 
 def ndtr(x: Any) -> Any:
