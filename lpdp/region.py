@@ -598,22 +598,10 @@ class PrivacyRegion:
     def _certified_face(self, eps: np.ndarray, upper: bool) -> tuple[np.ndarray, np.ndarray]:
         """Certified ``log δ`` at each ε from the prefix face (docs/reliability.md, "Certified prefix
         face") and where it is kept: its bound at most :data:`FACE_RTOL` beyond the term-by-term one's."""
-        err = self._err
-        eta = err.loss if upper else err.loss + err.loss_down
-        if eta:
-            shifted = np.nextafter(eps - eta, -np.inf) if upper else np.nextafter(eps + eta, np.inf)
-        else:
-            shifted = eps
-        rel = err.loss_rel
-        if rel and not upper and self._loss.size and self._loss[0] > 0:
-            # the lower side lowers each positive loss by rel L̂ <= rel L̂_max: evaluate at ε + rel L̂_max
-            shifted = np.nextafter(shifted + rel * float(self._loss[0]) * (1 + 4 * UNIT_ROUNDOFF), np.inf)
+        err, rel = self._err, self._err.loss_rel
+        shifted = self._face_point(eps, upper, np.nextafter)
         val, bound = self._face().certified_log_delta(shifted, upper)
-        # keep answers about as tight as the term-by-term ones: their rounding grows like u |log δ| and
-        # their route error is at most the bound at the terms' weighted mean depth (|log δ| + log N)
-        depth = np.abs(np.where(np.isfinite(val), val, 0.0))
-        route = 0.0 if err.is_zero else err.log_mass(depth + math.log(self._loss.size + 1.0) + 1.0)
-        ok = bound <= FACE_RTOL + 1.25 * (16 * UNIT_ROUNDOFF * depth + route)
+        ok = bound <= self._face_tolerance(np.abs(np.where(np.isfinite(val), val, 0.0)))
         if rel and upper:
             ok &= shifted >= 0        # negative losses are raised by rel |L̂|: only atoms above 0 count
         if upper:
@@ -624,26 +612,37 @@ class PrivacyRegion:
                 val[late] = np.minimum(np.nextafter(add + UNIT_ROUNDOFF * (np.abs(add) + 8), np.inf), 0.0)
         return val, ok
 
+    def _face_point(self, eps: Any, upper: bool, nextafter: Any) -> Any:
+        """Where the prefix face is evaluated for a side at ε (an array with ``np.nextafter``, one float
+        with ``math.nextafter``): ε moved by the loss error ``η`` outward, and on the lower side by
+        ``rel L̂_max`` (it lowers each positive loss by ``rel L̂ <= rel L̂_max``)."""
+        err = self._err
+        eta = err.loss if upper else err.loss + err.loss_down
+        if eta:
+            eps = nextafter(eps - eta, -math.inf) if upper else nextafter(eps + eta, math.inf)
+        if err.loss_rel and not upper and self._loss.size and self._loss[0] > 0:
+            eps = nextafter(eps + err.loss_rel * float(self._loss[0]) * (1 + 4 * UNIT_ROUNDOFF), math.inf)
+        return eps
+
+    def _face_tolerance(self, depth: Any) -> Any:
+        """The largest face bound kept at ``depth = |log δ|``: about as tight as the term-by-term answers,
+        whose rounding grows like ``u |log δ|`` and whose route error is at most the bound at the terms'
+        weighted mean depth (``|log δ| + log N``)."""
+        err = self._err
+        route = 0.0 if err.is_zero else err.log_mass(depth + math.log(self._loss.size + 1.0) + 1.0)
+        return FACE_RTOL + 1.25 * (16 * UNIT_ROUNDOFF * depth + route)
+
     def _certified_face_one(self, eps: float, upper: bool) -> tuple[float, bool, float]:
         """:meth:`_certified_face` at one ε in ``math`` (the same shifts, bound and test; the face's
         :meth:`_Face.certified_one`): ``(value, kept, slope)``, the slope ``d log δ / dε`` of the nominal
         value for a search to step with."""
-        err = self._err
-        eta = err.loss if upper else err.loss + err.loss_down
-        if eta:
-            shifted = math.nextafter(eps - eta, -math.inf) if upper else math.nextafter(eps + eta, math.inf)
-        else:
-            shifted = eps
-        rel = err.loss_rel
-        if rel and not upper and self._loss.size and self._loss[0] > 0:
-            shifted = math.nextafter(shifted + rel * float(self._loss[0]) * (1 + 4 * UNIT_ROUNDOFF), math.inf)
+        err, rel = self._err, self._err.loss_rel
+        shifted = self._face_point(eps, upper, math.nextafter)
         val, bound, slope = self._face().certified_one(shifted)
         if bound == math.inf:
             return val, False, slope
         out = math.nextafter(val + bound, math.inf) if upper else math.nextafter(val - bound, -math.inf)
-        depth = abs(out)
-        route = 0.0 if err.is_zero else float(err.log_mass(depth + math.log(self._loss.size + 1.0) + 1.0))
-        ok = bound <= FACE_RTOL + 1.25 * (16 * UNIT_ROUNDOFF * depth + route)
+        ok = bound <= float(self._face_tolerance(abs(out)))
         if rel and upper:
             ok = ok and shifted >= 0
         if upper:
