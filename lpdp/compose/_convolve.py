@@ -61,7 +61,7 @@ def convolve(steps: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray
         top = float(math.ceil(np.max(cur[reach])))   # an integer reference: cur - ref is exact
         levels = _LEVELS if np.min(lw) >= _LOG_WEIGHT_FLOOR else 1
         for level in range(levels):
-            pending = _linear_level(cur, lw, slices, shape, top - _SPAN * level, new, pending)
+            pending = _linear_level(cur, lw, slices, shape, top, top - _SPAN * level, new, pending)
             if np.count_nonzero(pending) * _GATHER_COST < new.size:   # few left: cheaper one by one
                 break
         if np.any(pending):
@@ -72,17 +72,21 @@ def convolve(steps: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray
 
 
 def _linear_level(cur: np.ndarray, lw: np.ndarray, slices: list[tuple[slice, ...]], shape: tuple[int, ...],
-                  ref: float, new: np.ndarray, pending: np.ndarray) -> np.ndarray:
+                  top: float, ref: float, new: np.ndarray, pending: np.ndarray) -> np.ndarray:
     """One scaled linear pass: ``Σ_j w_j e^{cur - ref}`` shifted; fill ``new`` where it is resolved.
 
-    Sources more than 700 nats above ``ref`` are left out (``exp`` would overflow). Every target they
-    feed was resolved at an earlier level: with ``log w >= -690`` such a term is above ``e^{125 - 690}``
-    ``> _DEEP`` relative to the previous reference (level 0 leaves nothing out). A result ``>= _DEEP``
-    loses only terms below ``e^-745``, i.e. nothing at double precision. Returns the targets still pending.
+    Sources more than 700 nats above ``ref`` are left out (``exp`` would overflow); there are none while
+    ``ref`` is within 700 nats of ``top``, the largest source. Every target they feed was resolved at an
+    earlier level: with ``log w >= -690`` such a term is above ``e^{125 - 690}`` ``> _DEEP`` relative to
+    the previous reference (level 0 leaves nothing out). A result ``>= _DEEP`` loses only terms below
+    ``e^-745``, i.e. nothing at double precision. Returns the targets still pending.
     """
     rel = cur - ref
     with np.errstate(under="ignore"):
-        ex = np.where(rel <= 700.0, np.exp(np.minimum(rel, 700.0)), 0.0)
+        if top - ref <= 700.0:
+            ex = np.exp(rel, out=rel)
+        else:
+            ex = np.where(rel <= 700.0, np.exp(np.minimum(rel, 700.0)), 0.0)
         acc = np.zeros(shape)
         for sl, w in zip(slices, np.exp(lw), strict=True):
             acc[sl] += w * ex
