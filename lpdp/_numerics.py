@@ -485,8 +485,8 @@ def gaussian_delta_float(eps: np.ndarray, mu: float, *, for_epsilon: bool = Fals
     sides = [_gaussian_sides(e, mu, for_epsilon) for e in eps.ravel().tolist()]
     if not sides:
         return np.zeros(eps.shape), np.ones(eps.shape), np.zeros(eps.shape, dtype=bool)
-    lo, hi, ok = (np.array(v).reshape(eps.shape) for v in zip(*sides, strict=True))
-    return lo, hi, ok
+    lo, hi, ok = zip(*sides, strict=True)
+    return np.array(lo).reshape(eps.shape), np.array(hi).reshape(eps.shape), np.array(ok).reshape(eps.shape)
 
 
 def _gaussian_sides(eps: float, mu: float, for_epsilon: bool) -> tuple[float, float, bool]:

@@ -204,10 +204,9 @@ class TradeoffFunction:
         eps = np.asarray(epsilon, dtype=float)
         if not ((eps >= 0).all() and (eps < math.inf).all()):       # (NaN fails the first)
             raise ParameterError(f"epsilon={epsilon!r}: must be finite and >= 0")
-        if self._delta is not None:
-            out = self._delta(eps)
-        else:
-            out = _max_concave(lambda t: 1.0 - self._f(t) - np.exp(eps) * t, eps.shape) + NUMERIC_DELTA_SLACK
+        if self._delta is not None:       # a closed form: its values lie in [0, 1] already
+            return _scalar(self._delta(eps), epsilon)
+        out = _max_concave(lambda t: 1.0 - self._f(t) - np.exp(eps) * t, eps.shape) + NUMERIC_DELTA_SLACK
         return _scalar(np.minimum(np.maximum(out, 0.0), 1.0), epsilon)
 
     def epsilon(self, delta: ArrayLike) -> ArrayLike:
