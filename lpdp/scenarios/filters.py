@@ -260,12 +260,18 @@ def _comparison(params: dict[str, Any]) -> ScenarioOutput:
                           plot=lambda ax: filter_survival(c, ax), figsize=(6.5, 5.0))
 
 
-def _comparison_plot() -> SweepPlot:
+def _comparison_labels() -> dict[str, str]:
     from lpdp.filters.registry import filter_label
     from lpdp.plot import FILTER_STYLES
 
+    return {k: filter_label(k) for k in FILTER_STYLES}
+
+
+def _comparison_plot() -> SweepPlot:
+    from lpdp.plot import FILTER_STYLES
+
     return SweepPlot(x="epsilon", y="expected_releases", ylabel="expected releases E[min(T, N)]",
-                     labels={k: filter_label(k) for k in FILTER_STYLES}, styles=FILTER_STYLES)
+                     labels=_comparison_labels, styles=FILTER_STYLES)
 
 
 register(ScenarioKind("filter_survival", "survival curves P(T >= t) of every filter on i.i.d. "

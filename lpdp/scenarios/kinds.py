@@ -76,14 +76,21 @@ class SweepPlot:
 
     ``y`` names a number of the cell result, or a table of numbers (one line per entry, with
     ``labels``/``styles`` by entry name); one panel per combination of the other swept parameters.
+    ``labels`` may be a function returning the mapping, called once when a sweep of the kind starts (a
+    kind whose labels need a heavy import then costs nothing to load, and the workers of a local cluster,
+    forked after the call, inherit the import with the rest of what the cells need).
     """
 
     x: str
     y: str
     ylabel: str
-    labels: Mapping[str, str] = field(default_factory=dict)
+    labels: Mapping[str, str] | Callable[[], Mapping[str, str]] = field(default_factory=dict)
     styles: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     logy: bool = False
+
+    def label_map(self) -> Mapping[str, str]:
+        """``labels``, called first if it is a function."""
+        return self.labels() if callable(self.labels) else self.labels
 
 
 @dataclass(frozen=True)

@@ -288,7 +288,8 @@ def _sweep_summary(kind: Any, sweep: Sweep, payloads: Sequence[Mapping[str, Any]
     return lines
 
 
-def _sweep_plot(kind: Any, sweep: Sweep, payloads: Sequence[Mapping[str, Any]]) -> Any:
+def _sweep_plot(kind: Any, sweep: Sweep, payloads: Sequence[Mapping[str, Any]], labels: Mapping[str, str]
+                ) -> Any:
     sp = kind.sweep_plot
     if sp is None or sp.x not in sweep.keys:
         return None
@@ -298,7 +299,7 @@ def _sweep_plot(kind: Any, sweep: Sweep, payloads: Sequence[Mapping[str, Any]]) 
         from lpdp.plot import sweep_lines
 
         sweep_lines(list(zip(sweep.values, payloads, strict=True)), ax, x=sp.x, y=sp.y, panels=others,
-                    ylabel=sp.ylabel, labels=sp.labels, styles=sp.styles, logy=sp.logy)
+                    ylabel=sp.ylabel, labels=dict(labels), styles=sp.styles, logy=sp.logy)
 
     return draw
 
@@ -367,6 +368,7 @@ def run_scenario(path: str | Path, manifest: Any, *, scheduler: str | None = Non
                     payloads[i] = doc["result"]
                     reused += 1
         todo = [(i, c) for i, c in enumerate(cells) if payloads[i] is None]
+        labels = kind.sweep_plot.label_map() if kind.sweep_plot is not None else {}   # before any fork
         try:
             for i, output, where in _execute(kind, todo, sched, progress, stem):
                 if sched.kind != "serial":
@@ -388,7 +390,7 @@ def run_scenario(path: str | Path, manifest: Any, *, scheduler: str | None = Non
         result = ScenarioOutput(
             payload={"cells": [{"parameters": jsonable(v), "result": r}
                                for v, r in zip(sweep.values, payloads, strict=True)]},
-            summary=_sweep_summary(kind, sweep, payloads), plot=_sweep_plot(kind, sweep, payloads),
+            summary=_sweep_summary(kind, sweep, payloads), plot=_sweep_plot(kind, sweep, payloads, labels),
             figsize=(5.5 * max(1, _panels(kind, sweep)), 4.5), extra_files={f"{stem}.csv": _csv(rows)})
     seconds = time.perf_counter() - t0
     files = [json_path]
