@@ -72,6 +72,7 @@ def convolve(steps: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray
         if np.any(pending):
             _exact_entries(cur, lw, slices, new, pending)
         cur, reach, lo = new, new_reach, new_lo
+    del work                            # before the keys are listed: the peak stays that of one pass
     idx = np.nonzero(reach)
     return np.column_stack(idx).astype(np.int64) + lo, cur[idx]
 
