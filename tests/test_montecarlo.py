@@ -121,3 +121,37 @@ def test_scenario_is_split_into_chunks_whose_result_does_not_depend_on_them(tmp_
     by_hand = combine_chunks([audit_chunk(policy, "realisation", 3.0, 0.05, 5, 10000, s) for s in seeds],
                              policy, "realisation", 3.0, 0.05, 5)
     assert json.dumps(doc["result"]["pairs"]) == json.dumps(by_hand.to_dict()["pairs"])
+
+
+AUDIT_4M = ('kind = "filter_adaptive_audit"\ntitle = "t"\nepsilon = 3.0\ndelta = 0.05\nmax_steps = 10\n'
+            'leak = 0.002\ntrajectories = 4000000\nchunk = 1000000\n')
+
+
+def test_a_large_audit_over_budget_only_in_the_worst_case_runs(tmp_path, monkeypatch):
+    """4 chunks of 10^6 trajectories: the worst-case tree (every prefix of 4 outputs up to depth 10 in
+    every chunk) is over the default 10-minute budget, the real one takes milliseconds; a pilot chunk
+    measures it. Without the pilot the same file is refused."""
+    from lpdp.errors import BudgetError
+    from lpdp.scenarios import audit as kind
+
+    src = tmp_path / "a.toml"
+    src.write_text(AUDIT_4M)
+    with monkeypatch.context() as m:
+        m.setattr(kind, "_pilot_seconds", lambda key: math.inf)
+        with pytest.raises(BudgetError, match=r"trajectories=4000000, chunk=1000000, max_steps=10 needs"):
+            run_file(src, tmp_path / "refused", scheduler="serial")
+    run_file(src, tmp_path / "o", scheduler="serial")
+    doc = json.loads((tmp_path / "o" / "a.json").read_text())
+    assert doc["result"]["trajectories"] == 4_000_000 and doc["result"]["consistent"] is True
+
+
+def test_an_audit_over_budget_after_its_pilot_is_refused_before_it_runs(tmp_path, monkeypatch):
+    """A budget of a tenth of a second: the pilot's estimate of 10^9 trajectories is over it."""
+    from lpdp.errors import BudgetError
+
+    monkeypatch.setenv("LPDP_MAX_SECONDS", "0.1")
+    src = tmp_path / "a.toml"
+    src.write_text(AUDIT_4M.replace("4000000", "1000000000").replace("leak = 0.002", "leak = 0.3"))
+    with pytest.raises(BudgetError, match=r"trajectories=1000000000, chunk=1000000, max_steps=10 needs"):
+        run_file(src, tmp_path / "o", scheduler="serial")
+    assert not (tmp_path / "o" / "a.json").exists()
