@@ -16,12 +16,14 @@ import math
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import cached_property
 
 import numpy as np
 
 from lpdp import _special as special
 from lpdp._numerics import (
+    UNIT_ROUNDOFF,
     balle_wang_float,
     gaussian_delta_bounds,
     gaussian_delta_float,
@@ -473,11 +475,12 @@ def gaussian(mu: float) -> TradeoffFunction:
                             lambda k: gaussian(composed_mu([(mu, k)])), lambda d: gaussian_epsilon(d, mu))
 
 
-def laplace(b: float) -> TradeoffFunction:
-    """Exact trade-off of Lap(0, b) vs Lap(1, b) (sensitivity 1, ``ε = 1/b``; Dong, Roth, Su).
+def laplace(b: float, *, sensitivity: float = 1.0) -> TradeoffFunction:
+    """Exact trade-off of Lap(0, b) vs Lap(sensitivity, b) (Dong, Roth, Su), ``r = sensitivity/b``.
 
-    ``f(t) = 1 - e^ε t`` for ``t < e^{-ε}/2``, ``e^{-ε}/(4t)`` for ``t <= 1/2``, ``e^{-ε}(1 - t)`` above;
-    fixed point ``e^{-ε/2}/2`` and profile ``δ(ε') = 1 - e^{(ε' - ε)/2}`` for ``ε' <= ε``.
+    ``f(t) = 1 - e^r t`` for ``t < e^{-r}/2``, ``e^{-r}/(4t)`` for ``t <= 1/2``, ``e^{-r}(1 - t)`` above;
+    fixed point ``e^{-r/2}/2`` and profile ``δ(ε) = 1 - e^{(ε - r)/2}`` for ``ε <= r``, certified from
+    above (its float error bounded and added, :func:`_laplace_delta`).
 
     Examples
     --------
@@ -486,7 +489,9 @@ def laplace(b: float) -> TradeoffFunction:
     >>> round(float(f(0.25)), 6)  # e^{-1} / (4 * 0.25)
     0.367879
     """
-    e = check_laplace(b, name="b")
+    e = check_laplace(b, sensitivity, name="b")
+    # |e - r| for the exact ratio r of the given doubles: 0 when the quotient is exact, else half an ulp.
+    e_err = 0.0 if Fraction(sensitivity) / Fraction(b) == Fraction(e) else UNIT_ROUNDOFF * e
     a = math.exp(-e)
 
     def f(t: np.ndarray) -> np.ndarray:
@@ -501,9 +506,34 @@ def laplace(b: float) -> TradeoffFunction:
         return np.where((t >= a / 2) & (t <= 0.5), a / (2 * np.maximum(t, a / 2) ** 3), 0.0)
 
     def delta(eps: np.ndarray) -> np.ndarray:
-        return np.where(eps < e, -np.expm1(np.minimum(eps - e, 0.0) / 2), 0.0)
+        return _laplace_delta(eps, e, e_err)
 
-    return TradeoffFunction(f"Laplace(b={b:g})", f, df, d2f, delta, math.exp(-e / 2) / 2)
+    return TradeoffFunction(f"Laplace(b={b / sensitivity:g})", f, df, d2f, delta, math.exp(-e / 2) / 2)
+
+
+def _laplace_delta(epsilon: np.ndarray, r: float, r_err: float) -> np.ndarray:
+    """Certified upper side of the Laplace profile ``1 - e^{(ε - r*)/2}`` for ``ε < r*``, 0 beyond, given
+    a double ``r`` within ``r_err`` of the exact ``r*``.
+
+    ``x = fl(ε - r) / 2`` (halving is exact) is within ``s = (r_err + u |ε - r|) / 2`` of ``(ε - r*)/2``,
+    and ``1 - e^x`` has slope at most 1 for ``x <= 0``, so the exact δ is at most ``1 - e^x + s``; ``expm1``
+    is within one ulp (``2u`` relative) of ``1 - e^x``. ``(d + s)(1 + 4u)`` covers that and the three
+    roundings of the sum, the product and ``s``, and it is rounded up once more; from ``ε >= r + r_err``
+    on, the exact δ is 0.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> d = float(_laplace_delta(np.array(0.5), 1.0, 0.0))    # 1 - e^{-1/4} = 0.22119921692859512
+    >>> 0.22119921692859512 <= d < 0.22119921692859512 + 1e-15
+    True
+    """
+    u = UNIT_ROUNDOFF
+    eps = np.asarray(epsilon, dtype=float)
+    gap = np.minimum(eps - r, 0.0)
+    d = -np.expm1(gap / 2)
+    up = np.minimum(np.nextafter((d + (r_err - u * gap) / 2) * (1 + 4 * u), np.inf), 1.0)
+    return np.where(eps < r + r_err, up, 0.0)
 
 
 def from_callable(f: Callable[[np.ndarray], np.ndarray], *,

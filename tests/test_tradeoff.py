@@ -147,3 +147,35 @@ def test_composed_mu_is_at_or_above_the_exact_root_and_never_underflows():
         exact = mpmath.sqrt(mpmath.fsum(k * mpmath.mpf(mu) ** 2 for mu, k in parts))
         got = composed_mu(parts)
         assert mpmath.mpf(got) >= exact and mpmath.mpf(got) <= exact * (1 + mpmath.mpf(2) ** -48)
+
+
+def test_laplace_profile_is_certified_from_above_against_mpmath():
+    """δ(ε) = 1 - e^{(ε - r)/2} of Lap(0, b) vs Lap(s, b), r = s/b, against 50-digit mpmath on the exact
+    ratio of the given doubles: never below (no tolerance), within float error above; 0 from ε = r on
+    when s/b is exact (b = 1, 0.5, 4), and for the mechanism's trade-off (the same ratio)."""
+    import mpmath
+
+    from lpdp.mechanisms import LaplaceMechanism
+
+    mpmath.mp.dps = 50
+    rng = np.random.default_rng(11)
+    cases = [(b, 1.0) for b in (0.3, 1 / 3, 0.5, 1.0, 2.5, 4.0)]
+    cases += [(float(rng.uniform(0.05, 5.0)), float(rng.uniform(0.1, 3.0))) for _ in range(12)]
+    below, loose = [], []
+    for b, s in cases:
+        exact_r = mpmath.mpf(s) / mpmath.mpf(b)
+        r = s / b
+        at = [*np.linspace(0.0, r, 60)[:-1], r * (1 - 1e-13), math.nextafter(r, 0.0), r,
+              math.nextafter(r, math.inf), 2 * r]
+        for f in (laplace(b, sensitivity=s), LaplaceMechanism(b, sensitivity=s).tradeoff()):
+            for eps in at:
+                got = mpmath.mpf(float(f.delta(float(eps))))
+                truth = max(mpmath.mpf(0), 1 - mpmath.exp((mpmath.mpf(eps) - exact_r) / 2))
+                if got < truth:
+                    below.append((b, s, eps, float(got), float(truth)))
+                if got - truth > 8 * 2.0 ** -53 * (truth + r):
+                    loose.append((b, s, eps, float(got), float(truth)))
+    assert not below, below[:5]
+    assert not loose, loose[:5]
+    for b in (0.5, 1.0, 4.0):                       # 1/b exact: nothing above the true 0 at ε = r
+        assert laplace(b).delta(1 / b) <= 0.0

@@ -82,7 +82,7 @@ class LaplaceMechanism(AdditiveNoise):
 
     def tradeoff(self) -> TradeoffFunction:
         """The exact Laplace trade-off function with ``ε = sensitivity/scale`` (Dong, Roth and Su)."""
-        return laplace_tradeoff(self.scale / self.sensitivity)
+        return laplace_tradeoff(self.scale, sensitivity=self.sensitivity)
 
     @property
     def finite_losses(self) -> bool:
