@@ -18,6 +18,7 @@ three faces").
 
 from __future__ import annotations
 
+import copy
 import functools
 import math
 from collections.abc import Iterable, Sequence
@@ -299,7 +300,10 @@ class PrivacyRegion:
                     from None
             checked.append((check_epsilon(e, f"constraints[{i}].epsilon"),
                             check_delta(d, f"constraints[{i}].delta")))
-        return _constraints_region(cls, tuple(checked))
+        # A copy of the memoised region: the same arrays, none of the queries other callers made (which
+        # route answers δ, term by term or the prefix face, follows a region's own query count, and the
+        # two agree to their certified bounds, not bit for bit: an answer must not depend on history).
+        return copy.copy(_constraints_region(cls, tuple(checked)))
 
     @classmethod
     def _from_checked_constraints(cls, pairs: tuple[tuple[float, float], ...]) -> PrivacyRegion:

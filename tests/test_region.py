@@ -8,6 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from lpdp import ParameterError, PrivacyRegion
+from lpdp.mechanisms import randomized_response
 from lpdp.testing import assert_regions_equal
 from tests.oracles import support_delta_from_vertices
 from tests.strategies import constraint, constraint_lists, deltas, epsilons, grid_constraint_lists
@@ -397,3 +398,20 @@ def test_epsilon_takes_a_few_face_evaluations_and_is_tight(index, target, monkey
     assert lo <= hi <= lo * (1 + 1e-12) + 1e-15
     assert direct_log_delta(r, [hi])[0] <= math.log(target) + 1e-12
     assert direct_log_delta(r, [lo])[0] > math.log(target) - 1e-12
+
+
+def test_a_memoised_region_answers_as_a_new_one_whatever_was_asked_of_it_before():
+    """from_constraints memoises its regions; each call hands out a copy without the queries other
+    callers made. A shared object answered δ(0) of R(1.3, 0) by the prefix face once some other caller
+    had asked it 100 times, term by term before (two certified values 6e-16 apart): a scenario's result
+    depended on the scenarios run before it in the same process."""
+    first = PrivacyRegion.from_constraints([(1.3, 0.0)]).delta(np.array([0.0, 0.5]))
+    busy = PrivacyRegion.from_constraints([(1.3, 0.0)])
+    busy.delta(np.linspace(0.0, 2.0, 100))          # more than FACE_AFTER queries: its face is built
+    again = PrivacyRegion.from_constraints([(1.3, 0.0)]).delta(np.array([0.0, 0.5]))
+    assert first.tobytes() == again.tobytes()        # bit for bit
+    mech = randomized_response(3, 1.1)
+    one = [r.delta(0.3) for r in mech.pair_regions()]
+    for r in mech.pair_regions():
+        r.delta(np.linspace(0.0, 2.0, 100))
+    assert [float(x).hex() for x in one] == [float(r.delta(0.3)).hex() for r in mech.pair_regions()]

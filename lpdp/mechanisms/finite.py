@@ -3,6 +3,7 @@ regions and (ε, δ) constraints (their finite dominating pairs)."""
 
 from __future__ import annotations
 
+import copy
 import functools
 import math
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
@@ -244,7 +245,8 @@ class FiniteMechanism(Mechanism):
     def pair_regions(self, inputs: Inputs | None = None) -> list[PrivacyRegion]:
         """The distinct exact regions of every ordered pair of ``inputs`` (default
         :meth:`default_pairs`); cached per mechanism and inputs."""
-        return _pair_regions(self, tuple(map(tuple, inputs or self.default_pairs())))
+        # copies of the memoised regions, without other callers' queries (PrivacyRegion.from_constraints)
+        return [copy.copy(r) for r in _pair_regions(self, tuple(map(tuple, inputs or self.default_pairs())))]
 
     def round_delta(self, epsilon: float, inputs: Inputs | None = None) -> float:
         """The exact region of each ordered pair (outcomes impossible under the neighbour count in full)."""
