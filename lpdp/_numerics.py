@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -238,6 +239,20 @@ def round_up(x: float) -> float:
     """The next double above ``x`` (``x`` when it is 0, infinite or NaN: a sum of zero error terms is
     exactly 0)."""
     return math.nextafter(x, math.inf) if (x and math.isfinite(x)) else x
+
+
+def fraction_up(q: Fraction) -> float:
+    """The smallest double at or above the rational ``q`` (exact rational arithmetic on double inputs, then
+    one outward rounding: tight and certified).
+
+    Examples
+    --------
+    >>> from fractions import Fraction
+    >>> fraction_up(Fraction(1, 2)), fraction_up(Fraction(1, 3)) > 1 / 3
+    (0.5, True)
+    """
+    x = float(q)
+    return math.nextafter(x, math.inf) if Fraction(x) < q else x
 
 
 def round_down(x: float) -> float:

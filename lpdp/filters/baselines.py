@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 from scipy import optimize
 
+from lpdp._numerics import UNIT_ROUNDOFF
 from lpdp._search import largest
 from lpdp._validate import check_delta, check_epsilon, check_positive
 from lpdp.accountant import Accountant
@@ -391,7 +392,9 @@ class AdvancedFilter(MechanismLevelFilter):
 
 def zcdp_budget(epsilon: float, delta: float) -> float:
     """The largest ``ρ`` with ``ρ + 2 sqrt(ρ ln(1/δ)) <= ε`` (Bun and Steinke 2016, Prop. 1.3), i.e.
-    ``(sqrt(ln(1/δ) + ε) - sqrt(ln(1/δ)))²``, rounded down until the inequality holds in floating point.
+    ``(sqrt(ln(1/δ) + ε) - sqrt(ln(1/δ)))² = ε² / (sqrt(ln(1/δ) + ε) + sqrt(ln(1/δ)))²`` (no
+    cancellation), certified from below: ``ln(1/δ)`` taken a few ulps up (ρ falls as it grows), then a
+    quotient of positive terms, each within a few ulps, lowered by ``16u`` and a double.
 
     Examples
     --------
@@ -399,11 +402,10 @@ def zcdp_budget(epsilon: float, delta: float) -> float:
     >>> r + 2 * math.sqrt(r * math.log(1e3)) <= 6.0
     True
     """
-    big_l = math.log(1.0 / delta)
-    rho = (math.sqrt(big_l + epsilon) - math.sqrt(big_l)) ** 2
-    while rho > 0 and rho + 2.0 * math.sqrt(rho * big_l) > epsilon:
-        rho = math.nextafter(rho, 0.0)
-    return rho
+    u = UNIT_ROUNDOFF
+    big_l = -math.log(delta) * (1 + 4 * u)
+    root = math.sqrt(big_l + epsilon) + math.sqrt(big_l)
+    return max(math.nextafter(epsilon * epsilon / (root * root) * (1 - 16 * u), 0.0), 0.0)
 
 
 class ConcentratedFilter(MechanismLevelFilter):
@@ -465,8 +467,11 @@ class RenyiFilter(MechanismLevelFilter):
             raise ParameterError(f"alpha={alpha!r}: must be finite and > 1")
         if not 0 < self.delta < 1:
             raise ParameterError(f"delta={delta!r}: the Rényi filter needs delta in (0, 1)")
-        self.rdp_budget = math.nextafter(
-            self.epsilon - math.log(1.0 / self.delta) / (self.alpha - 1.0), -math.inf)
+        # ε - ln(1/δ)/(α-1), certified from below: the quotient (a log, a difference and a division, each
+        # within a few ulps) taken 8u up, and the difference lowered by 4u of its terms
+        u = UNIT_ROUNDOFF
+        charge = -math.log(self.delta) / (self.alpha - 1.0) * (1 + 8 * u)
+        self.rdp_budget = math.nextafter(self.epsilon - charge - 4 * u * (self.epsilon + charge), -math.inf)
 
     def config(self) -> dict[str, Any]:
         return {"epsilon": self.epsilon, "delta": self.delta, "alpha": self.alpha,

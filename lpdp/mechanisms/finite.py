@@ -12,9 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from lpdp import _special as special
 from lpdp._limits import check_budget, seconds_for
-from lpdp._numerics import ErrorBound
+from lpdp._numerics import UNIT_ROUNDOFF, ErrorBound
 from lpdp._validate import check_delta, check_epsilon, check_int, check_probability, check_weights
 from lpdp.errors import NotApplicableError, ParameterError
 from lpdp.mechanisms.base import Inputs, Mechanism, check_level, round_up_ulps
@@ -257,25 +256,16 @@ class FiniteMechanism(Mechanism):
 
     def renyi(self, alpha: float, inputs: Inputs | None = None) -> float:
         """``log Σ_y p_y^α q_y^{1-α} / (α-1)``, summed in log space (``inf`` when an outcome possible under
-        one input is impossible under the other), rounded up."""
-        d = -math.inf
-        for r in self.pair_regions(inputs):
-            if r.log_p_inf > -math.inf:
-                return math.inf
-            # Σ p^α q^{1-α} = E_P[e^{(α-1) L}], from the exact log masses
-            d = max(d, float(special.logsumexp((alpha - 1) * r.losses + r.log_p)) / (alpha - 1))
-        return max(round_up_ulps(d), 0.0)
+        one input is impossible under the other), certified from above (:func:`region_renyi`)."""
+        return max(region_renyi(r, alpha) for r in self.pair_regions(inputs))
 
     def zcdp_rho(self, inputs: Inputs | None = None) -> float:
         """``ε²/2`` with ``ε`` the largest ``|loss|`` when every loss is finite (pure ε-DP; Bun and
-        Steinke 2016, Proposition 3.3), rounded up."""
-        eps = 0.0
-        for r in self.pair_regions(inputs):
-            if r.log_p_inf > -math.inf or r.log_q_ninf > -math.inf:
-                raise NotApplicableError(f"{self.label} is not zCDP (an outcome is impossible under a "
-                                         "neighbour)")
-            eps = max(eps, float(np.max(np.abs(r.losses), initial=0.0)))
-        return math.nextafter(eps * eps / 2.0, math.inf)
+        Steinke 2016, Proposition 3.3), certified from above (:func:`region_largest_loss`)."""
+        eps = max(region_largest_loss(r) for r in self.pair_regions(inputs))
+        if not math.isfinite(eps):
+            raise NotApplicableError(f"{self.label} is not zCDP (an outcome is impossible under a neighbour)")
+        return round_up_ulps(eps * eps / 2.0)
 
     def pair_mechanism(self, value: Any, other: Any) -> FiniteMechanism:
         """The two rows as a pair, canonical (sorted by loss), so equal pairs compose once."""
@@ -292,6 +282,50 @@ def _pair_regions(mechanism: FiniteMechanism, inputs: tuple[tuple[Any, Any], ...
             r = mechanism.pair_region(v, w)
             seen.setdefault((r.losses.tobytes(), r.log_p.tobytes(), r.log_p_inf), r)
     return list(seen.values())
+
+
+def region_renyi(r: PrivacyRegion, alpha: float) -> float:
+    """``D_α`` of a region's pair, ``log Σ_j p_j e^{(α-1) L_j} / (α-1)`` (``inf`` with an outcome the
+    neighbour cannot produce), rounded up by the region's error (each exponent moves by at most
+    ``(α-1) η_L + η_ℓ``, so the sum's log by the largest of them) and the sum's own rounding (``8u`` of
+    the terms' size, absolute: near α = 1 or equal rows the log of a sum near 1 cancels); left-out atoms
+    add at most ``e^{dropped + (α-1) dropped_top}``.
+
+    Examples
+    --------
+    >>> from lpdp.region import PrivacyRegion
+    >>> r = PrivacyRegion.from_pair([0.75, 0.25], [0.25, 0.75])
+    >>> d = region_renyi(r, 2.0)            # log(0.75²/0.25 + 0.25²/0.75) = log(7/3)
+    >>> 0.8472978603872037 <= d < 0.8472978603872037 + 1e-13
+    True
+    """
+    if r.log_p_inf > -math.inf:
+        return math.inf
+    top = float(np.max(np.abs(r.losses), initial=0.0))
+    err = r.error.absolute(top)
+    terms = (alpha - 1) * r.losses + r.log_p
+    total = float(np.logaddexp.reduce(terms)) if terms.size else -math.inf
+    if err.dropped > -math.inf:
+        total = float(np.logaddexp(total, err.dropped + (alpha - 1) * max(err.dropped_top, 0.0)))
+    slack = (alpha - 1) * err.loss + float(np.max(np.asarray(err.log_mass(np.abs(r.log_p))), initial=0.0))
+    slack += 8 * UNIT_ROUNDOFF * (float(np.max(np.abs(terms), initial=0.0)) + terms.size + 1)
+    return max(round_up_ulps((total + slack) / (alpha - 1)), 0.0)
+
+
+def region_largest_loss(r: PrivacyRegion) -> float:
+    """The largest ``|L|`` of a region's pair, rounded up by its loss error (``inf`` when an outcome is
+    impossible under one of the pair).
+
+    Examples
+    --------
+    >>> from lpdp.region import PrivacyRegion
+    >>> region_largest_loss(PrivacyRegion.from_pair([0.75, 0.25], [0.25, 0.75])) >= math.log(3.0)
+    True
+    """
+    if r.log_p_inf > -math.inf or r.log_q_ninf > -math.inf:
+        return math.inf
+    top = float(np.max(np.abs(r.losses), initial=0.0))
+    return round_up_ulps(top + r.error.absolute(top).loss)
 
 
 def _region_law(region: PrivacyRegion) -> LossLaw:
@@ -319,6 +353,7 @@ def randomized_response(categories: int, epsilon: float) -> RandomizedResponse:
     [36.5, -36.5]
     """
     return RandomizedResponse(categories, epsilon)
+
 
 
 class RandomizedResponse(FiniteMechanism):

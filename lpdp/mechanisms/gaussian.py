@@ -5,13 +5,21 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
 from lpdp import _special as special
+from lpdp._numerics import fraction_up
 from lpdp._validate import check_positive
-from lpdp.mechanisms.base import AdditiveNoise, Inputs, Mechanism, check_distance, check_level
+from lpdp.mechanisms.base import (
+    AdditiveNoise,
+    Inputs,
+    Mechanism,
+    check_distance,
+    check_level,
+)
 from lpdp.pld import LossLaw
 from lpdp.tradeoff import TradeoffFunction, check_mu, gaussian_delta
 from lpdp.tradeoff import gaussian as gaussian_tradeoff
@@ -102,8 +110,9 @@ class GaussianMechanism(AdditiveNoise):
         return "mu^2", lambda b: GaussianMechanism(self.sensitivity / math.sqrt(b), self.sensitivity)
 
     def tradeoff(self) -> TradeoffFunction:
-        """``G_μ`` with ``μ = sensitivity/σ`` (Dong, Roth and Su, 2022, Theorem 2.7)."""
-        return gaussian_tradeoff(self.mu)
+        """``G_μ`` with ``μ = sensitivity/σ`` (Dong, Roth and Su, 2022, Theorem 2.7), the quotient rounded
+        up when it is not exact (a larger μ is a weaker guarantee)."""
+        return gaussian_tradeoff(self._mu_up())
 
     def delta(self, epsilon: float | np.ndarray) -> float | np.ndarray:
         """Tight ``δ(ε)`` of one release (Balle and Wang, 2018, Theorem 8), vectorised.
@@ -113,7 +122,12 @@ class GaussianMechanism(AdditiveNoise):
         >>> round(float(GaussianMechanism(1.0).delta(1.0)), 6)
         0.126937
         """
-        return gaussian_delta(epsilon, self.mu)
+        return gaussian_delta(epsilon, self._mu_up())
+
+    def _mu_up(self) -> float:
+        """``μ`` at or above ``sensitivity / σ``: the quotient is rounded to nearest (a double up unless it
+        is exact), and every one-round upper value (δ, ε, ``D_α``, ρ) grows with μ."""
+        return fraction_up(Fraction(self.sensitivity) / Fraction(self.sigma))
 
     def gaussian_mu(self) -> float:
         return self.mu
@@ -126,12 +140,16 @@ class GaussianMechanism(AdditiveNoise):
         return ("gaussian", self._mu(value, other))
 
     def renyi(self, alpha: float, inputs: Inputs | None = None) -> float:
-        """``α μ²/2`` (exact)."""
-        return alpha * self.mu**2 / 2.0
+        """``α μ²/2`` with ``μ = sensitivity/σ`` (Mironov 2017, Proposition 7), in exact rational arithmetic
+        on the given doubles, rounded up."""
+        return fraction_up(Fraction(alpha) * self._mu_squared() / 2)
 
     def zcdp_rho(self, inputs: Inputs | None = None) -> float:
-        """``μ²/2`` (exact)."""
-        return self.mu**2 / 2.0
+        """``μ²/2`` (Bun and Steinke 2016, Proposition 1.6), exact, rounded up."""
+        return fraction_up(self._mu_squared() / 2)
+
+    def _mu_squared(self) -> Fraction:
+        return (Fraction(self.sensitivity) / Fraction(self.sigma)) ** 2
 
     def pair_mechanism(self, value: Any, other: Any) -> GaussianMechanism:
         """Itself: the worst case over the sensitivity ball."""

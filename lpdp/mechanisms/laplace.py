@@ -5,11 +5,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
-from lpdp._numerics import log1mexp
+from lpdp._numerics import UNIT_ROUNDOFF, fraction_up, log1mexp
 from lpdp.mechanisms.base import AdditiveNoise, Inputs, Mechanism, check_distance, check_level, round_up_ulps
 from lpdp.pld import LossLaw
 from lpdp.tradeoff import TradeoffFunction, check_laplace
@@ -92,16 +93,20 @@ class LaplaceMechanism(AdditiveNoise):
         return ("laplace", self._r(value, other))
 
     def renyi(self, alpha: float, inputs: Inputs | None = None) -> float:
-        """``log(α/(2α-1) e^{(α-1) r} + (α-1)/(2α-1) e^{-α r}) / (α-1)`` (Mironov 2017), rounded up."""
-        a, r = alpha, self.sensitivity / self.scale
-        d = float(np.logaddexp(math.log(a / (2 * a - 1)) + (a - 1) * r,
-                               math.log((a - 1) / (2 * a - 1)) - a * r)) / (a - 1)
-        return max(round_up_ulps(d), 0.0)
+        """``log(α/(2α-1) e^{(α-1) r} + (α-1)/(2α-1) e^{-α r}) / (α-1)`` (Mironov 2017), certified from
+        above: ``r`` rounded up (``D_α`` grows with it), and the log of the sum, which cancels near 1 for a
+        small ``r`` or α near 1, widened by ``8u`` of its terms' size (each a log, a product and a sum:
+        a few ulps of its magnitude) before the division."""
+        a, r = alpha, math.nextafter(self.sensitivity / self.scale, math.inf)
+        t1 = math.log(a / (2 * a - 1)) + (a - 1) * r
+        t2 = math.log((a - 1) / (2 * a - 1)) - a * r
+        total = float(np.logaddexp(t1, t2)) + 8 * UNIT_ROUNDOFF * (abs(t1) + abs(t2) + 2)
+        return max(round_up_ulps(total / (a - 1)), 0.0)
 
     def zcdp_rho(self, inputs: Inputs | None = None) -> float:
-        """``ε²/2`` with ``ε = r`` (pure ε-DP; Bun and Steinke 2016, Proposition 3.3), rounded up."""
-        eps = self.sensitivity / self.scale
-        return math.nextafter(eps * eps / 2.0, math.inf)
+        """``ε²/2`` with ``ε = r`` (pure ε-DP; Bun and Steinke 2016, Proposition 3.3), in exact rational
+        arithmetic on the given doubles, rounded up."""
+        return fraction_up((Fraction(self.sensitivity) / Fraction(self.scale)) ** 2 / 2)
 
     def pair_mechanism(self, value: Any, other: Any) -> LaplaceMechanism:
         """Itself: the worst case over the sensitivity ball."""

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from lpdp import _special as special
+from lpdp._numerics import UNIT_ROUNDOFF
 from lpdp._search import bisect
 from lpdp._validate import check_positive
 from lpdp.errors import ParameterError
@@ -207,9 +208,12 @@ class MixtureMechanism(Mechanism):
     def renyi(self, alpha: float, inputs: Inputs | None = None) -> float:
         """``log(Σ_j w_j e^{(α-1) D_{α,j}}) / (α-1)``, rounded up."""
         a = alpha
-        d = float(special.logsumexp([(a - 1) * m.renyi(a, ins) for _, m, ins in self.parts(inputs)],
-                                    b=list(self.weights))) / (a - 1)
-        return max(round_up_ulps(d), 0.0)
+        terms = [(a - 1) * m.renyi(a, ins) + math.log(w) for w, m, ins in self.parts(inputs) if w > 0]
+        if any(t == math.inf for t in terms):
+            return math.inf
+        # the log of a sum near 1 cancels: widened by 8u of the terms' size (each a product, a log, a sum)
+        total = float(special.logsumexp(terms)) + 8 * UNIT_ROUNDOFF * (max(map(abs, terms)) + len(terms) + 1)
+        return max(round_up_ulps(total / (a - 1)), 0.0)
 
     def zcdp_rho(self, inputs: Inputs | None = None) -> float:
         """``max_j ρ_j`` (``D_α <= α max_j ρ_j``, tight as α grows)."""

@@ -54,6 +54,7 @@ from lpdp._numerics import log1mexp
 from lpdp._validate import check_probability
 from lpdp.errors import NotApplicableError, ParameterError
 from lpdp.mechanisms.base import Inputs, Mechanism, check_level, round_up_ulps
+from lpdp.mechanisms.finite import region_largest_loss, region_renyi
 from lpdp.pld import DEFAULT_RTOL, LossLaw
 from lpdp.region import PrivacyRegion
 
@@ -547,11 +548,7 @@ class SubsampledMechanism(Mechanism):
         impossible under one of the pair): a finite mechanism's region, or a subsampled Laplace law's
         atoms (its losses lie between them)."""
         if self.mechanism.is_finite:
-            r = self.region()
-            if r.log_p_inf > -math.inf or r.log_q_ninf > -math.inf:
-                return math.inf
-            top = float(np.max(np.abs(r.losses), initial=0.0))
-            return round_up_ulps(top + r.error.absolute(top).loss)
+            return region_largest_loss(self.region())
         law = self.loss_law()
         if law.log_sf is not None and not law.losses.size:     # a Gaussian's: unbounded
             return math.inf
@@ -582,7 +579,7 @@ class SubsampledMechanism(Mechanism):
         a = float(alpha)
         self._filter_pair()
         if self.mechanism.is_finite:
-            return max(_region_renyi(r, a) for r in self._round_sides())
+            return max(region_renyi(r, a) for r in self._round_sides())
         family = self.mechanism.loss_family(*self._pair())
         if family is not None and family[0] == "gaussian":
             return _sampled_gaussian_renyi(self.rate, float(family[1]), math.ceil(a))
@@ -795,23 +792,6 @@ class _LawProfile:
 
     def epsilon(self, delta: float) -> float:
         return self.law.round_epsilon(delta)
-
-
-def _region_renyi(r: PrivacyRegion, alpha: float) -> float:
-    """``D_α`` of a region's pair, ``log Σ_j p_j e^{(α-1) L_j} / (α-1)``, rounded up by the region's error
-    (each exponent moves by at most ``(α-1) η_L + η_ℓ``, so the sum's log by the largest of them) and the
-    sum's own rounding; left-out atoms add at most ``e^{dropped + (α-1) dropped_top}``."""
-    if r.log_p_inf > -math.inf:
-        return math.inf
-    top = float(np.max(np.abs(r.losses), initial=0.0))
-    err = r.error.absolute(top)
-    terms = (alpha - 1) * r.losses + r.log_p
-    total = float(np.logaddexp.reduce(terms)) if terms.size else -math.inf
-    if err.dropped > -math.inf:
-        total = float(np.logaddexp(total, err.dropped + (alpha - 1) * max(err.dropped_top, 0.0)))
-    slack = (alpha - 1) * err.loss + float(np.max(np.asarray(err.log_mass(np.abs(r.log_p))), initial=0.0))
-    slack += 8 * _U * (float(np.max(np.abs(terms), initial=0.0)) + terms.size + 1)
-    return max(round_up_ulps((total + slack) / (alpha - 1)), 0.0)
 
 
 def _sampled_gaussian_renyi(q: float, mu: float, alpha: int) -> float:
