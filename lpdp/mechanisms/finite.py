@@ -355,7 +355,6 @@ def randomized_response(categories: int, epsilon: float) -> RandomizedResponse:
     return RandomizedResponse(categories, epsilon)
 
 
-
 class RandomizedResponse(FiniteMechanism):
     """k-ary randomized response (:func:`randomized_response`), with its exact log-space pair.
 

@@ -13,13 +13,7 @@ import numpy as np
 from lpdp import _special as special
 from lpdp._numerics import fraction_up
 from lpdp._validate import check_positive
-from lpdp.mechanisms.base import (
-    AdditiveNoise,
-    Inputs,
-    Mechanism,
-    check_distance,
-    check_level,
-)
+from lpdp.mechanisms.base import AdditiveNoise, Inputs, Mechanism, check_distance, check_level
 from lpdp.pld import LossLaw
 from lpdp.tradeoff import TradeoffFunction, check_mu, gaussian_delta
 from lpdp.tradeoff import gaussian as gaussian_tradeoff
@@ -127,7 +121,11 @@ class GaussianMechanism(AdditiveNoise):
     def _mu_up(self) -> float:
         """``μ`` at or above ``sensitivity / σ``: the quotient is rounded to nearest (a double up unless it
         is exact), and every one-round upper value (δ, ε, ``D_α``, ρ) grows with μ."""
-        return fraction_up(Fraction(self.sensitivity) / Fraction(self.sigma))
+        return fraction_up(self._mu_exact())
+
+    def _mu_exact(self) -> Fraction:
+        """``sensitivity / σ`` exactly, a rational of the given doubles."""
+        return Fraction(self.sensitivity) / Fraction(self.sigma)
 
     def gaussian_mu(self) -> float:
         return self.mu
@@ -142,14 +140,11 @@ class GaussianMechanism(AdditiveNoise):
     def renyi(self, alpha: float, inputs: Inputs | None = None) -> float:
         """``α μ²/2`` with ``μ = sensitivity/σ`` (Mironov 2017, Proposition 7), in exact rational arithmetic
         on the given doubles, rounded up."""
-        return fraction_up(Fraction(alpha) * self._mu_squared() / 2)
+        return fraction_up(Fraction(alpha) * self._mu_exact() ** 2 / 2)
 
     def zcdp_rho(self, inputs: Inputs | None = None) -> float:
         """``μ²/2`` (Bun and Steinke 2016, Proposition 1.6), exact, rounded up."""
-        return fraction_up(self._mu_squared() / 2)
-
-    def _mu_squared(self) -> Fraction:
-        return (Fraction(self.sensitivity) / Fraction(self.sigma)) ** 2
+        return fraction_up(self._mu_exact() ** 2 / 2)
 
     def pair_mechanism(self, value: Any, other: Any) -> GaussianMechanism:
         """Itself: the worst case over the sensitivity ball."""
