@@ -103,8 +103,9 @@ class Guarantee:
               ) -> tuple[float | np.ndarray, float | np.ndarray]:
         """``(lower, upper)`` δ at each ε >= 0 (floats for a scalar ε, arrays otherwise)."""
         eps = np.asarray(epsilon, dtype=float)
-        if np.any(~np.isfinite(eps)) or np.any(eps < 0):
-            raise ParameterError(f"epsilon={epsilon!r}: must be finite and >= 0")
+        bad = eps[~(np.isfinite(eps) & (eps >= 0))]
+        if bad.size:
+            raise ParameterError(f"epsilon={float(bad[0])!r}: must be finite and >= 0")
         hi = _values(self.upper.delta(eps), epsilon)
         lo = hi if self.lower is self.upper else _values(self.lower.delta(eps), epsilon)
         return lo, hi
@@ -114,8 +115,9 @@ class Guarantee:
         """``(lower, upper)``: the smallest ε with ``δ(ε) <= delta`` on each side (``upper`` rounded up;
         ``inf`` when no ε reaches ``delta``)."""
         d = np.asarray(delta, dtype=float)
-        if np.any(~(d >= 0)) or np.any(d > 1):
-            raise ParameterError(f"delta={delta!r}: must be in [0, 1]")
+        bad = d[~((d >= 0) & (d <= 1))]
+        if bad.size:
+            raise ParameterError(f"delta={float(bad[0])!r}: must be in [0, 1]")
         flat = d.ravel()
         hi = np.array([float(self.upper.epsilon(float(x))) for x in flat])
         if self.lower is self.upper:

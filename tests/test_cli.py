@@ -59,6 +59,8 @@ def test_plot_and_export_files(capsys, tmp_path):
     (["region", "--dp", "1,0", "--plot", "x.gif"], "--plot 'x.gif'"),
     (["region", "--dp", "1,0", "--export", "x.txt"], "--export 'x.txt'"),
     (["region"], "--dp: at least one"),
+    (["account", "--gaussian", "3x5", "--at", "1", "-1"], "epsilon=-1.0: must be finite and >= 0"),
+    (["account", "--gaussian", "3x5", "--for-delta", "1e-5", "2"], "delta=2.0: must be in [0, 1]"),
 ])
 def test_user_errors_are_one_line_exit_2(capsys, argv, match):
     code, _, err = run(capsys, *argv)
