@@ -197,6 +197,30 @@ def _interrupted_run(tmp_path, delay: float, *extra: str) -> tuple[int, str, Pat
     return proc.returncode, err, out_dir
 
 
+def test_console_script_flushes_everything_before_it_ends(tmp_path):
+    """The console script ends without Python's finalisation: buffered output (a file, not a terminal,
+    and no PYTHONUNBUFFERED) must be complete, and the status the one of the command."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    out, err = tmp_path / "out.json", tmp_path / "err.txt"
+    runs = [(["account", "--gaussian", "3x50", "--for-delta", "1e-6", "--json"], 0),
+            (["account", "--gaussian", "3x50", "--for-delta", "2"], 2)]
+    for argv, status in runs:
+        with out.open("w") as o, err.open("w") as e:
+            code = subprocess.run([sys.executable, "-m", "lpdp", *argv], stdout=o, stderr=e, env=env,
+                                  cwd=tmp_path, timeout=120).returncode
+        assert code == status, err.read_text()
+        if status == 0:
+            doc = json.loads(out.read_text())
+            assert doc["epsilon_for"][0]["delta"] == pytest.approx(1e-6)
+        else:
+            assert out.read_text() == "" and len(err.read_text().splitlines()) == 1
+            assert "delta=2.0: must be in [0, 1]" in err.read_text()
+
+
 @pytest.mark.parametrize("delay", [0.6, 2.5])
 def test_ctrl_c_during_run_is_one_line_and_exit_130(tmp_path, delay):
     """4 tracebacks in 7 tries (Python loading, Dask workers, a cluster's shutdown); once it went on."""

@@ -206,7 +206,23 @@ class _Interrupts:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``lpdp`` console script; returns the exit status."""
+    """Entry point of the ``lpdp`` console script; returns the exit status.
+
+    Called with ``argv`` (tests, other programs) it returns. As the console script it ends the process
+    once its output is flushed, without Python's finalisation: every file lpdp writes is closed (and
+    renamed into place) before the command returns, and tearing down the ~1,500 modules of NumPy, SciPy
+    and matplotlib only adds 0.3 s to every command (measured on a 2-core machine).
+    """
+    code = _status(argv)
+    if argv is None:
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(code)
+    return code
+
+
+def _status(argv: Sequence[str] | None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     command = words[0] if words and not words[0].startswith("-") else "lpdp"
     # the console script (argv None) silences stderr after a Ctrl-C and exits at once; a caller does not
