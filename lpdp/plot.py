@@ -23,7 +23,7 @@ _PRELOAD: threading.Thread | None = None
 def preload() -> None:
     """Import matplotlib's pyplot in a background thread, once; the next figure waits for it.
 
-    A sweep on a cluster calls it once its first cell is back: the ~0.4 s import then overlaps the
+    A sweep on a cluster calls it once its cells are submitted: the ~0.4 s import then overlaps the
     workers' computing instead of following it (the main process only waits for results). It is not called
     before the workers exist: a process forked while another thread holds an import lock can deadlock.
     """

@@ -90,6 +90,22 @@ def test_local_cluster_of_two_workers_gives_the_serial_result(serial_composition
         w.startswith("tcp://127.0.0.1:") for w in local["execution"]["workers"])
 
 
+def test_run_tasks_on_a_cluster_batches_and_overlaps_the_callers_work():
+    """Every task's result comes back under its own index (the batches are unpacked), and the caller's
+    ``submitted`` work runs exactly once, after the tasks went out; ``serial`` never calls it."""
+    from lpdp.parallel import resolve_scheduler, run_tasks
+
+    tasks = [(i, 3) for i in range(25)]
+    calls = []
+    got = {i: (r, w) for i, r, w in run_tasks(pow, tasks, resolve_scheduler("local", workers=2),
+                                              submitted=lambda: calls.append(time.monotonic()))}
+    assert len(calls) == 1
+    assert {i: r for i, (r, _) in got.items()} == {i: i ** 3 for i in range(25)}
+    assert all(w.startswith("tcp://127.0.0.1:") for _, w in got.values())
+    assert list(run_tasks(pow, tasks[:2], resolve_scheduler("serial"), submitted=calls.append)) == [
+        (0, 0, "serial"), (1, 1, "serial")] and len(calls) == 1
+
+
 def test_tcp_scheduler_gives_the_serial_result_on_its_workers(dask_address, serial_composition, tmp_path):
     address, workers = dask_address
     doc = run(COMPOSITION, tmp_path, "--scheduler", address)

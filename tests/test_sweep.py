@@ -233,3 +233,24 @@ def test_huge_grids_are_refused_before_expanding(tmp_path):
     src.write_text(src.read_text().replace('constraints = [[0.3, 0.0], [0.15, 0.02]]\n', ""))
     with pytest.raises(ParameterError, match=r"\[sweep\] of 10 x 10 x 3000 cells needs ~6 GB of memory"):
         load(src)
+
+
+@pytest.mark.parametrize("n, workers", [(1, 2), (3, 8), (63, 2), (200, 2), (1000, 7), (64, 1)])
+def test_cluster_batches_cover_every_task_once_largest_first(n, workers):
+    """Guided batches: consecutive, in order, never growing, far fewer than the tasks once there are many,
+    and single tasks at the end so the workers finish together."""
+    from lpdp.parallel import _batches
+
+    got = _batches(n, workers)
+    assert [i for b in got for i in b] == list(range(n))
+    sizes = [len(b) for b in got]
+    assert all(a >= b for a, b in zip(sizes, sizes[1:], strict=False))
+    tail = min(n, 2 * workers - 1)
+    assert sizes[len(sizes) - tail:] == [1] * tail
+    # each batch takes at most 1/(2 workers) of what is left (rounded up), so a worker never holds more
+    # than half its share; the count grows like 2 workers log(n), not like n
+    left = n
+    for size in sizes:
+        assert size <= max(1, math.ceil(left / (2 * workers)))
+        left -= size
+    assert len(got) <= 2 * workers * (1 + math.log(max(n, 1)))

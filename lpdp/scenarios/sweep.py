@@ -27,7 +27,7 @@ import json
 import math
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -198,8 +198,9 @@ def _run_task(kind_name: str, params: dict[str, Any], chunk: int | None, seed: A
 
 
 def _execute(kind: Any, cells: Sequence[tuple[int, dict[str, Any]]], scheduler: Any, progress: bool,
-             label: str) -> Iterator[tuple[int, Any, str]]:
-    """Run the given cells (index, params); yield ``(index, output, where)`` as each cell completes.
+             label: str, submitted: Callable[[], None] | None = None) -> Iterator[tuple[int, Any, str]]:
+    """Run the given cells (index, params); yield ``(index, output, where)`` as each cell completes
+    (``submitted`` as in :func:`lpdp.parallel.run_tasks`).
 
     ``output`` is a :class:`ScenarioOutput` for split kinds (combined here, in chunk order) and
     ``(payload, summary)`` otherwise; ``where`` lists the workers that ran its tasks.
@@ -224,7 +225,7 @@ def _execute(kind: Any, cells: Sequence[tuple[int, dict[str, Any]]], scheduler: 
     params_of = dict(cells)
     with tqdm(total=len(tasks), desc=label, unit=unit, file=sys.stderr, disable=not progress,
               dynamic_ncols=True) as bar:
-        for t, result, host in run_tasks(_run_task, tasks, scheduler):
+        for t, result, host in run_tasks(_run_task, tasks, scheduler, submitted=submitted):
             bar.update(1)
             i, j, n = owner[t]
             parts.setdefault(i, {})[j] = result
@@ -368,11 +369,20 @@ def run_scenario(path: str | Path, manifest: Any, *, scheduler: str | None = Non
                     payloads[i] = doc["result"]
                     reused += 1
         todo = [(i, c) for i, c in enumerate(cells) if payloads[i] is None]
-        labels = kind.sweep_plot.label_map() if kind.sweep_plot is not None else {}   # before any fork
+        # The figure's labels may need a heavy import (the one the cells need): the workers of a local
+        # cluster, forked as it starts, inherit it; with a remote cluster it runs, like pyplot's import,
+        # while the workers compute; serially the cells have made it by the end.
+        plot = kind.sweep_plot
+        labels = plot.label_map() if plot is not None and sched.kind == "local" else None
+
+        def submitted() -> None:
+            nonlocal labels
+            preload()
+            if labels is None and plot is not None:
+                labels = plot.label_map()
+
         try:
-            for i, output, where in _execute(kind, todo, sched, progress, stem):
-                if sched.kind != "serial":
-                    preload()
+            for i, output, where in _execute(kind, todo, sched, progress, stem, submitted):
                 payload, summary = ((output.payload, output.summary) if isinstance(output, ScenarioOutput)
                                     else output)
                 payloads[i] = jsonable(payload)
@@ -385,6 +395,8 @@ def run_scenario(path: str | Path, manifest: Any, *, scheduler: str | None = Non
             kept = sum(p is not None for p in payloads)
             raise ClusterError(f"{exc}; {kept} of {len(cells)} cells are kept in {cell_dir}/: rerun with "
                                "--resume to compute only the others") from None
+        if labels is None:
+            labels = plot.label_map() if plot is not None else {}
         rows = [{**scalar_columns(jsonable(v)), **scalar_columns(r)}
                 for v, r in zip(sweep.values, payloads, strict=True)]
         result = ScenarioOutput(
