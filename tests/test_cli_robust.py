@@ -231,9 +231,14 @@ def test_ctrl_c_during_run_is_one_line_and_exit_130(tmp_path, delay):
 @pytest.mark.deep
 @pytest.mark.parametrize("delay", [3.0, 8.0, 15.0])
 def test_ctrl_c_on_a_local_dask_cluster_is_one_line(tmp_path, delay):
-    """The terminal interrupts every process of the group: the workers start with SIGINT blocked."""
+    """The terminal interrupts every process of the group: the workers start with SIGINT blocked. The
+    shipped filter sweep with ten times its cells (it alone ends within 8 s on two idle cores)."""
     pytest.importorskip("distributed")
-    sweep = ROOT / "scenarios" / "filter_sweep_gaussian.toml"
+    text = (ROOT / "scenarios" / "filter_sweep_gaussian.toml").read_text()
+    start = text.index("epsilon = [")
+    end = text.index("]", start)
+    sweep = tmp_path / "long_sweep.toml"
+    sweep.write_text(text[:start] + f"epsilon = {[2 + i / 20 for i in range(201)]}" + text[end + 1:])
     code, err, _ = _interrupted_run(tmp_path, delay, str(sweep), "--scheduler", "local", "--workers", "2")
     assert code == 130 and len(err.splitlines()) == 1 and "--resume" in err, err
 
